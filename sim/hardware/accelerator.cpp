@@ -1,0 +1,64 @@
+#include "sim/hardware/accelerator.hpp"
+
+namespace mlsim {
+
+std::string to_string(DType d) {
+  switch (d) {
+  case DType::fp32: return "fp32";
+  case DType::tf32: return "tf32";
+  case DType::fp16: return "fp16";
+  case DType::bf16: return "bf16";
+  }
+  return "?";
+}
+
+DType parse_dtype(const ConfigNode& node) {
+  std::string s = node.as_string();
+  if (s == "fp32") return DType::fp32;
+  if (s == "tf32") return DType::tf32;
+  if (s == "fp16") return DType::fp16;
+  if (s == "bf16") return DType::bf16;
+  node.fail("one of fp32, tf32, fp16, bf16", node.quoted());
+}
+
+FlopsPerSec AcceleratorSpec::vector_peak_for(DType d) const {
+  if (auto it = vector_peak.find(d); it != vector_peak.end())
+    return it->second;
+  return vector_peak.at(DType::fp32);
+}
+
+namespace {
+std::map<DType, FlopsPerSec> parse_peaks(const ConfigNode& node) {
+  std::map<DType, FlopsPerSec> peaks;
+  if (!node.defined())
+    return peaks;
+  node.allow_only({"fp32", "tf32", "fp16", "bf16"});
+  for (const auto& key : node.keys()) {
+    ConfigNode c = node.child(key);
+    peaks[parse_dtype(ConfigNode(YAML::Node(key), c.path(), nullptr))] = node.get_quantity<FlopsPerSec>(key);
+  }
+  return peaks;
+}
+} // namespace
+
+AcceleratorSpec parse_accelerator(const ConfigNode& node) {
+  node.allow_only({"preset", "count", "name", "source", "matrix_peak", "vector_peak", "fast_path_alignment",
+                   "matrix_unit_size", "memory_bandwidth", "memory_size", "launch_overhead", "efficiency", "nvlink"});
+  AcceleratorSpec a;
+  a.name = node.get_string("name", node.has("preset") ? node.get_string("preset") : "accelerator");
+  a.matrix_peak = parse_peaks(node.child("matrix_peak"));
+  a.vector_peak = parse_peaks(node.child("vector_peak"));
+  if (!a.vector_peak.count(DType::fp32))
+    node.missing("vector_peak.fp32", "the fp32 peak of the vector path");
+  a.fast_path_alignment = static_cast<int>(node.get_integer("fast_path_alignment", 0, 0, 1024));
+  a.matrix_unit_size = static_cast<int>(node.get_integer("matrix_unit_size", 0, 0, 4096));
+  a.memory_bandwidth = node.get_quantity<BytesPerSec>("memory_bandwidth");
+  a.memory_size = node.get_quantity<Bytes>("memory_size");
+  a.launch_overhead = node.get_quantity<Seconds>("launch_overhead", Seconds(5e-6), false);
+  if (ConfigNode eff = node.child("efficiency"); eff.defined())
+    for (const auto& k : eff.keys())
+      a.efficiency[k] = eff.get_number(k, std::nullopt, 0.001, 1.0);
+  return a;
+}
+
+} // namespace mlsim

@@ -1,0 +1,81 @@
+#include "sim/hardware/preset_library.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+
+namespace mlsim {
+namespace {
+
+// Preset files are read once per process.
+const ConfigNode& category_file(const std::string& category) {
+  static std::map<std::string, ConfigNode> cache;
+  auto it = cache.find(category);
+  if (it != cache.end())
+    return it->second;
+  std::string file = preset_dir() + "/" + category + ".yaml";
+  if (!std::filesystem::exists(file))
+    throw InternalError("preset file missing: " + file);
+  return cache.emplace(category, ConfigNode::load_file(file)).first->second;
+}
+
+bool looks_like_path(const std::string& s) {
+  return s.find('/') != std::string::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".yaml");
+}
+
+} // namespace
+
+std::string preset_dir() {
+  if (const char* env = std::getenv("MLSIM_PRESET_DIR"); env && *env)
+    return env;
+  return MLSIM_PRESET_DIR;
+}
+
+std::vector<std::string> preset_names(const std::string& category) {
+  auto names = category_file(category).keys();
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+ConfigNode resolve_preset(const ConfigNode& user, const std::string& category, const std::string& profile_section) {
+  ConfigNode node = user;
+  std::string name;
+  ConfigNode name_node;
+  if (user.defined() && user.is_scalar()) {
+    name = user.as_string();
+    name_node = user;
+    node = ConfigNode(YAML::Node(YAML::NodeType::Map), user.path(), nullptr);
+  } else if (user.has("preset")) {
+    name_node = user.child("preset");
+    name = name_node.as_string();
+  } else {
+    return user;
+  }
+  ConfigNode base;
+  if (looks_like_path(name)) {
+    if (!std::filesystem::exists(name))
+      name_node.fail("a preset name or a profile file that exists", "'" + name + "'");
+    ConfigNode profile = ConfigNode::load_file(name);
+    base = profile.child(profile_section);
+    if (!base.defined())
+      name_node.fail("a profile with a '" + profile_section + "' section", "'" + name + "' without one");
+  } else {
+    const ConfigNode& file = category_file(category);
+    base = file.child(name);
+    if (!base.defined()) {
+      auto names = preset_names(category);
+      std::string hint = closest_match(name, names);
+      std::string expected = "a " + profile_section + " preset (";
+      for (size_t i = 0; i < names.size(); ++i)
+        expected += (i ? ", " : "") + names[i];
+      name_node.fail(expected + ")", "'" + name + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+    }
+  }
+  if (user.is_scalar()) // a bare name: the preset alone, reported under the user's key path
+    return ConfigNode(YAML::Node(YAML::NodeType::Map), user.path(), nullptr).over(base);
+  return node.over(base);
+}
+
+} // namespace mlsim

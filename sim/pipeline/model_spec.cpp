@@ -1,0 +1,41 @@
+#include "sim/pipeline/model_spec.hpp"
+
+namespace mlsim {
+
+ModelSpec parse_model(const ConfigNode& node) {
+  node.allow_only({"name", "forward_flops_per_sample", "bytes_per_sample", "parameters", "dtype"});
+  ModelSpec m;
+  m.name = node.get_string("name", "model");
+  m.forward_flops_per_sample = node.get_quantity<Flops>("forward_flops_per_sample");
+  m.bytes_per_sample = node.get_quantity<Bytes>("bytes_per_sample", Bytes(0.0), false);
+  m.parameters = node.get_number("parameters", 0.0, 0.0);
+  if (node.has("dtype"))
+    m.dtype = parse_dtype(node.child("dtype"));
+  return m;
+}
+
+StepPlan plan_step(const ModelSpec& model, const StepContext& ctx) {
+  const AcceleratorSpec& acc = *ctx.accelerator;
+  auto it = acc.matrix_peak.find(model.dtype);
+  FlopsPerSec peak = it != acc.matrix_peak.end() ? it->second : acc.vector_peak_for(model.dtype);
+  Flops work = model.forward_flops_per_sample * (3.0 * static_cast<double>(ctx.batch_per_device));
+  Bytes traffic = model.bytes_per_sample * static_cast<double>(ctx.batch_per_device);
+  Seconds compute = work / peak;
+  Seconds memory = acc.memory_bandwidth.value() > 0 ? traffic / acc.memory_bandwidth : Seconds(0.0);
+  PlannedOp op;
+  op.name = model.name + "/step";
+  op.kind = "matmul";
+  op.path = it != acc.matrix_peak.end() ? "tensor core" : "CUDA core";
+  op.duration = max(compute, memory);
+  op.sixteen_bit = is_16bit(model.dtype);
+  op.utilization = op.duration.value() > 0 ? (work / op.duration) / peak : 0.0;
+  StepPlan plan;
+  plan.ops.push_back(op);
+  if (model.parameters > 0)
+    plan.buckets.push_back({Bytes(model.parameters * 4.0), 0});
+  plan.optimizer_begin = plan.ops.size();
+  plan.memory_capacity = acc.memory_size;
+  return plan;
+}
+
+} // namespace mlsim

@@ -1,0 +1,46 @@
+// The ops of one training step on one accelerator, in the order its stream
+// runs them, as the trainer executes them.
+//
+// The step graph (a DAG) is planned into this flat schedule: each op has a
+// duration already computed by the accelerator model (device ops) or a CPU
+// cost in core-seconds (host ops, which also move tensors over PCIe).
+// Gradient buckets name the op after which their gradients are ready, so the
+// trainer starts each bucket's all-reduce there and overlaps it with the rest
+// of the backward pass. Ops from `optimizer_begin` on wait for every bucket.
+#pragma once
+
+#include "sim/core/units.hpp"
+
+#include <string>
+#include <vector>
+
+namespace mlsim {
+
+enum class OpPlacement { device, host };
+
+struct PlannedOp {
+  std::string name;          // "conv2_1/fwd"
+  std::string kind;          // matmul, conv, elementwise, reduction, cast, copy, collective
+  std::string path;          // "tensor core", "CUDA core", "matrix unit", "host"
+  OpPlacement placement = OpPlacement::device;
+  Seconds duration{0.0};     // device: time on the accelerator; host: core-seconds on one core
+  Bytes to_device{0.0};      // host ops: bytes copied host->device after the op
+  Bytes to_host{0.0};        // host ops: bytes copied device->host before the op
+  bool sixteen_bit = false;  // computes in fp16/bf16
+  double utilization = 0.0;  // useful FLOP/s over the path's peak
+};
+
+struct GradientBucket {
+  Bytes bytes{0.0};
+  size_t ready_after_op = 0; // index into StepPlan::ops
+};
+
+struct StepPlan {
+  std::vector<PlannedOp> ops;
+  std::vector<GradientBucket> buckets;
+  size_t optimizer_begin = 0; // first op that waits for all gradients
+  Bytes memory_footprint{0.0};
+  Bytes memory_capacity{0.0};
+};
+
+} // namespace mlsim
