@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <new>
 #include <sstream>
 
 namespace mlsim {
@@ -41,6 +42,18 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 ConfigNode::ConfigNode(YAML::Node node, std::string path, std::shared_ptr<const ConfigSource> source)
     : node_(std::move(node)), path_(std::move(path)), source_(std::move(source)) {}
+
+ConfigNode& ConfigNode::operator=(const ConfigNode& other) {
+  if (this != &other) {
+    // Rebind, even to an undefined node (Node::reset refuses those).
+    node_.~Node();
+    new (&node_) YAML::Node(other.node_);
+    path_ = other.path_;
+    source_ = other.source_;
+    base_ = other.base_;
+  }
+  return *this;
+}
 
 ConfigNode ConfigNode::load_string(const std::string& text, const std::string& name) {
   auto source = std::make_shared<ConfigSource>();
@@ -132,7 +145,8 @@ ConfigNode ConfigNode::over(const ConfigNode& base) const {
 bool ConfigNode::has(const std::string& key) const { return child(key).defined(); }
 
 ConfigNode ConfigNode::child(const std::string& key) const {
-  ConfigNode own(node_.IsMap() ? node_[key] : YAML::Node(), join_path(path_, key), source_);
+  YAML::Node found = node_.IsMap() ? node_[key] : YAML::Node();
+  ConfigNode own(found.IsDefined() ? found : YAML::Node(), join_path(path_, key), source_);
   if (!base_)
     return own;
   ConfigNode inherited = base_->child(key);

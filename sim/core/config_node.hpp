@@ -30,6 +30,11 @@ class ConfigNode {
 public:
   ConfigNode(YAML::Node node, std::string path, std::shared_ptr<const ConfigSource> source);
   ConfigNode() = default;
+  ConfigNode(const ConfigNode&) = default;
+  ConfigNode(ConfigNode&&) = default;
+  // yaml-cpp's Node::operator= writes into the node it refers to; a ConfigNode rebinds instead.
+  ConfigNode& operator=(const ConfigNode& other);
+  ConfigNode& operator=(ConfigNode&& other) { return *this = static_cast<const ConfigNode&>(other); }
 
   // A node whose missing keys are looked up in `base` (a preset or a profile):
   // the user's values win, and each value's errors point at the file it came from.

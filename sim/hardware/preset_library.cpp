@@ -67,7 +67,7 @@ ConfigNode resolve_preset(const ConfigNode& user, const std::string& category, c
     if (!base.defined()) {
       auto names = preset_names(category);
       std::string hint = closest_match(name, names);
-      std::string expected = "a " + profile_section + " preset (";
+      std::string expected = "one of the " + category + " presets (";
       for (size_t i = 0; i < names.size(); ++i)
         expected += (i ? ", " : "") + names[i];
       name_node.fail(expected + ")", "'" + name + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));

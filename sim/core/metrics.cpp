@@ -1,0 +1,252 @@
+#include "sim/core/metrics.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace mlsim {
+
+std::string classify_input_bound(double input_share) {
+  if (input_share >= 0.20)
+    return "highly";
+  if (input_share >= 0.05)
+    return "moderately";
+  return "not";
+}
+
+double percentile(std::vector<double> values, double p) {
+  if (values.empty())
+    return 0.0;
+  std::sort(values.begin(), values.end());
+  double rank = std::ceil(p / 100.0 * static_cast<double>(values.size()));
+  size_t idx = rank < 1 ? 0 : static_cast<size_t>(rank) - 1;
+  return values[std::min(idx, values.size() - 1)];
+}
+
+namespace {
+
+// Cores and speed available to the pipeline workers of one trainer node.
+std::pair<double, double> worker_cores(const Scenario& sc) {
+  if (sc.pipeline.placement == "service") {
+    const NodeSpec* svc = sc.find_node(sc.pipeline.service_node);
+    return {static_cast<double>(svc->cpu.cores * svc->count), svc->cpu.core_speed};
+  }
+  const NodeSpec& t = sc.trainer_node();
+  return {static_cast<double>(t.cpu.cores), t.cpu.core_speed};
+}
+
+void stage_figures(const Scenario& sc, const SimulationOutput& out, RunMetrics& m) {
+  const Recorder& rec = out.recorder;
+  auto [cores, speed] = worker_cores(sc);
+  int trainer_nodes = sc.trainer_node().count;
+  double service_share = sc.pipeline.placement == "service" ? 1.0 / trainer_nodes : 1.0;
+  double concurrency = std::min(static_cast<double>(out.workers_per_node), cores * service_share) * speed;
+  double total_core_seconds = 0;
+  for (const auto& st : sc.pipeline.stages)
+    total_core_seconds += rec.counter("stage." + st.name + ".core_seconds");
+  total_core_seconds += rec.counter("stage.collate.core_seconds");
+  double samples_total = m.samples_consumed;
+
+  // Read: storage (or RAM when cached) delivering files of the mean stored size.
+  double mean_size = sc.dataset.sample_size.mean().value();
+  for (const auto& st : sc.pipeline.stages) {
+    StageFigure f;
+    f.name = st.name;
+    if (st.kind == StageKind::read) {
+      double storage_bytes = rec.counter("read.storage_bytes"), ram_bytes = rec.counter("read.ram_bytes");
+      const NodeSpec& t = sc.trainer_node();
+      double cap_bps;
+      if (ram_bytes > storage_bytes) {
+        cap_bps = t.ram.bandwidth.value();
+      } else if (sc.dataset.location == "remote") {
+        cap_bps = std::min({sc.storage.bandwidth.value() / trainer_nodes, sc.storage.random_read_iops / trainer_nodes * mean_size,
+                            t.nic.bandwidth.value()});
+      } else {
+        const DiskSpec* disk = nullptr;
+        for (const auto& d : t.disks)
+          if (d.name == sc.dataset.disk)
+            disk = &d;
+        cap_bps = disk ? disk->throughput_for_files(Bytes(mean_size)).value() : 0.0;
+      }
+      f.capacity_samples_per_s = cap_bps / mean_size * trainer_nodes;
+      f.busy_share = 0;
+    } else {
+      double cs = rec.counter("stage." + st.name + ".core_seconds");
+      double n = rec.counter("stage." + st.name + ".samples");
+      if (n <= 0 || cs <= 0)
+        continue;
+      f.capacity_samples_per_s = concurrency / (cs / n) * trainer_nodes;
+      f.busy_share = total_core_seconds > 0 ? cs / total_core_seconds : 0;
+    }
+    f.utilization = f.capacity_samples_per_s > 0 ? std::min(1.0, m.throughput / f.capacity_samples_per_s) : 0;
+    m.stages.push_back(f);
+  }
+  double collate = rec.counter("stage.collate.core_seconds");
+  if (collate > 0 && samples_total > 0) {
+    StageFigure f;
+    f.name = "collate";
+    double batches = rec.counter("pipeline.batches");
+    double per_sample = collate / (batches * static_cast<double>(sc.pipeline.batch_size));
+    f.capacity_samples_per_s = concurrency / per_sample * trainer_nodes;
+    f.utilization = std::min(1.0, m.throughput / f.capacity_samples_per_s);
+    f.busy_share = collate / total_core_seconds;
+    m.stages.push_back(f);
+  }
+}
+
+void transfer_chain(const Scenario& sc, const SimulationOutput& out, RunMetrics& m) {
+  const Recorder& rec = out.recorder;
+  double T = out.end_time;
+  const NodeSpec& t = sc.trainer_node();
+  std::string node0 = t.count > 1 ? t.name + "[0]" : t.name;
+  double nodes = t.count;
+  auto add_link = [&](const std::string& link_name, const std::string& shown) {
+    for (const auto& l : out.links)
+      if (l.name == link_name) {
+        double util = T > 0 ? l.bytes / (l.capacity * T) : 0;
+        m.transfer_chain.push_back({shown.empty() ? l.name : shown, l.kind, l.capacity, std::min(1.0, util)});
+      }
+  };
+  if (sc.dataset.location == "remote")
+    add_link("storage.egress", "");
+  if (sc.dataset.location == "local") {
+    for (const auto& d : t.disks)
+      if (d.name == sc.dataset.disk) {
+        double cap = d.throughput_for_files(sc.dataset.sample_size.mean()).value();
+        double bytes = rec.counter("read.storage_bytes") / nodes;
+        m.transfer_chain.push_back({node0 + "." + d.name, "disk", cap, T > 0 ? std::min(1.0, bytes / (cap * T)) : 0});
+      }
+  }
+  if (sc.dataset.location == "remote" || sc.pipeline.placement == "service")
+    add_link(node0 + ".nic", "");
+  double ram_bytes = rec.counter("read.ram_bytes") / nodes;
+  if (ram_bytes > 0 || !t.pcie.pinned) {
+    double cap = t.ram.bandwidth.value();
+    m.transfer_chain.push_back({node0 + ".ram", "ram", cap, T > 0 ? std::min(1.0, ram_bytes / (cap * T)) : 0});
+  }
+  add_link(node0 + ".pcie-switch0", "");
+  add_link(node0 + ".gpu0.pcie", "");
+}
+
+void op_figures(const SimulationOutput& out, RunMetrics& m) {
+  const StepPlan& plan = out.plan;
+  double device = 0, host = 0, dev16 = 0;
+  for (const auto& op : plan.ops) {
+    if (op.placement == OpPlacement::host) {
+      host += op.duration.value();
+    } else {
+      device += op.duration.value();
+      if (op.sixteen_bit)
+        dev16 += op.duration.value();
+    }
+  }
+  m.op_device = device + host > 0 ? device / (device + host) : 1.0;
+  m.op_host = device + host > 0 ? host / (device + host) : 0.0;
+  m.precision_fp16 = device > 0 ? dev16 / device : 0.0;
+  m.precision_fp32 = device > 0 ? 1.0 - m.precision_fp16 : 0.0;
+  std::vector<OpFigure> ops;
+  double total = device + host;
+  for (const auto& op : plan.ops)
+    ops.push_back({op.name, op.kind, op.path, total > 0 ? op.duration.value() / total : 0, op.utilization});
+  std::stable_sort(ops.begin(), ops.end(),
+                   [](const OpFigure& a, const OpFigure& b) { return a.time_fraction > b.time_fraction; });
+  if (ops.size() > 10)
+    ops.resize(10);
+  m.top_ops = ops;
+  m.memory_footprint = plan.memory_footprint.value();
+  m.memory_capacity = plan.memory_capacity.value();
+}
+
+void bottleneck(const Scenario& sc, const SimulationOutput& out, RunMetrics& m) {
+  // The busiest resource names the bottleneck; the accelerator wins ties.
+  m.bottleneck_kind = "device";
+  m.bottleneck_name = sc.trainer_node().accelerator.name;
+  m.bottleneck_utilization = m.accelerator_utilization;
+  double best = m.accelerator_utilization + 1e-9;
+  for (const auto& s : m.stages)
+    if (s.utilization > best) {
+      best = s.utilization;
+      m.bottleneck_kind = "stage";
+      m.bottleneck_name = s.name;
+      m.bottleneck_utilization = s.utilization;
+    }
+  for (const auto& l : m.transfer_chain)
+    if (l.utilization > best) {
+      best = l.utilization;
+      m.bottleneck_kind = "link";
+      m.bottleneck_name = l.name;
+      m.bottleneck_utilization = l.utilization;
+    }
+  // Exposed gradient communication larger than any other part: the collective's links.
+  if (m.breakdown.collective > std::max({m.breakdown.device_compute, m.breakdown.input, m.breakdown.h2d})) {
+    double util = 0;
+    std::string name;
+    for (const auto& l : out.links)
+      if ((l.kind == "nic" || l.kind == "nvlink") && out.end_time > 0) {
+        double u = std::min(1.0, l.bytes / (2.0 * l.capacity * out.end_time));
+        if (u > util) {
+          util = u;
+          name = l.name;
+        }
+      }
+    if (!name.empty()) {
+      m.bottleneck_kind = "link";
+      m.bottleneck_name = name;
+      m.bottleneck_utilization = util;
+    }
+  }
+}
+
+} // namespace
+
+RunMetrics compute_metrics(const Scenario& sc, const SimulationOutput& out) {
+  RunMetrics m;
+  m.scenario = sc.name;
+  m.steps_simulated = sc.run.steps;
+  m.ranks = out.ranks;
+  m.workers_per_node = out.workers_per_node;
+  std::vector<double> times;
+  Breakdown sum;
+  double padded = 0;
+  for (const auto& r : out.recorder.steps()) {
+    if (r.step < sc.run.warmup_steps)
+      continue;
+    double d = r.end - r.start;
+    times.push_back(d);
+    sum.input += r.input;
+    sum.h2d += r.h2d;
+    sum.host_compute += r.host_compute;
+    sum.device_compute += r.device_compute;
+    sum.collective += r.collective;
+    padded += r.padded_fraction;
+  }
+  double n = static_cast<double>(times.size());
+  double total = std::accumulate(times.begin(), times.end(), 0.0);
+  m.step_mean = n > 0 ? total / n : 0;
+  m.step_p50 = percentile(times, 50);
+  m.step_p99 = percentile(times, 99);
+  if (total > 0) {
+    m.breakdown.input = sum.input / total;
+    m.breakdown.h2d = sum.h2d / total;
+    m.breakdown.host_compute = sum.host_compute / total;
+    m.breakdown.device_compute = sum.device_compute / total;
+    m.breakdown.collective = sum.collective / total;
+    m.breakdown.other = std::max(0.0, 1.0 - m.breakdown.input - m.breakdown.h2d - m.breakdown.host_compute -
+                                              m.breakdown.device_compute - m.breakdown.collective);
+  }
+  m.padded_fraction = n > 0 ? padded / n : 0;
+  m.input_bound = classify_input_bound(m.breakdown.input);
+  m.accelerator_utilization = m.breakdown.device_compute;
+  double global_batch = static_cast<double>(sc.pipeline.batch_size) * out.ranks;
+  m.throughput = m.step_mean > 0 ? global_batch / m.step_mean : 0;
+  m.samples_consumed = global_batch * static_cast<double>(sc.run.steps);
+  for (const auto& node : sc.nodes)
+    m.cost_per_hour += node.price.value() * 3600.0 * node.count;
+  op_figures(out, m);
+  stage_figures(sc, out, m);
+  transfer_chain(sc, out, m);
+  bottleneck(sc, out, m);
+  return m;
+}
+
+} // namespace mlsim

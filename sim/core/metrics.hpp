@@ -1,0 +1,71 @@
+// Figures of a run, derived from the recorder: what reports print.
+//
+// Steady state = steps at index >= warmup_steps, over every rank. Step time
+// statistics are over those (rank, step) records; the breakdown is the mean of
+// each part over the mean step time, with `other` the remainder, so the six
+// fractions sum to 1. Throughput = global batch / mean step time.
+#pragma once
+
+#include "sim/core/scenario.hpp"
+#include "sim/core/simulation.hpp"
+
+#include <string>
+#include <vector>
+
+namespace mlsim {
+
+struct Breakdown {
+  double input = 0, host_compute = 0, h2d = 0, device_compute = 0, collective = 0, other = 0;
+};
+
+struct StageFigure {
+  std::string name;
+  double capacity_samples_per_s = 0; // what the stage could deliver alone with its workers and cores
+  double utilization = 0;            // achieved / capacity
+  double busy_share = 0;             // share of the workers' time spent in this stage
+};
+
+struct LinkFigure {
+  std::string name;
+  std::string kind;
+  double capacity_bytes_per_s = 0;
+  double utilization = 0;
+};
+
+struct OpFigure {
+  std::string name, kind, path;
+  double time_fraction = 0, utilization = 0;
+};
+
+struct RunMetrics {
+  std::string scenario;
+  long steps_simulated = 0;
+  double step_mean = 0, step_p50 = 0, step_p99 = 0;
+  double throughput = 0;
+  Breakdown breakdown;
+  std::string input_bound; // highly | moderately | not
+  double accelerator_utilization = 0;
+  double op_device = 0, op_host = 0;
+  double precision_fp16 = 0, precision_fp32 = 0;
+  std::string bottleneck_kind, bottleneck_name;
+  double bottleneck_utilization = 0;
+  std::vector<StageFigure> stages;
+  std::vector<LinkFigure> transfer_chain;
+  std::vector<OpFigure> top_ops;
+  double memory_footprint = 0, memory_capacity = 0;
+  double samples_consumed = 0;
+  double padded_fraction = 0;
+  double cost_per_hour = 0;
+  int ranks = 0;
+  int workers_per_node = 0;
+};
+
+RunMetrics compute_metrics(const Scenario& scenario, const SimulationOutput& out);
+
+// "highly" (>= 20 %), "moderately" (>= 5 %) or "not" input-bound.
+std::string classify_input_bound(double input_share);
+
+// Nearest-rank percentile of unsorted values.
+double percentile(std::vector<double> values, double p);
+
+} // namespace mlsim

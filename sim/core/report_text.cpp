@@ -1,0 +1,79 @@
+#include "sim/core/report_text.hpp"
+
+#include "sim/core/units_parse.hpp"
+
+#include <fmt/format.h>
+
+namespace mlsim {
+
+namespace {
+std::string pct(double f) { return fmt::format("{:.1f} %", 100.0 * f); }
+std::string ms(double s) { return format_seconds(Seconds(s)); }
+} // namespace
+
+std::string render_text_report(const Scenario& sc, const RunMetrics& m) {
+  std::string r;
+  auto line = [&](const std::string& s) { r += s + "\n"; };
+  const NodeSpec& t = sc.trainer_node();
+  line(fmt::format("mlsim: {} — {} x {} ({} accelerators), {} steps ({} warm-up), seed {}", m.scenario, t.count,
+                   t.name, m.ranks, m.steps_simulated, sc.run.warmup_steps, sc.run.seed));
+  line("");
+  line("Performance summary");
+  line(fmt::format("  Step time        mean {}   p50 {}   p99 {}", ms(m.step_mean), ms(m.step_p50), ms(m.step_p99)));
+  line(fmt::format("  Throughput       {:.1f} samples/s (global batch {})", m.throughput,
+                   sc.pipeline.batch_size * m.ranks));
+  line(fmt::format("  Your program is {} input-bound: {} of step time is waiting for input",
+                   m.input_bound == "highly" ? "HIGHLY" : m.input_bound == "moderately" ? "MODERATELY" : "NOT",
+                   pct(m.breakdown.input)));
+  line("");
+  line("Step-time breakdown");
+  const Breakdown& b = m.breakdown;
+  line(fmt::format("  Input (waiting for data)       {:>8}", pct(b.input)));
+  line(fmt::format("  Host compute                   {:>8}", pct(b.host_compute)));
+  line(fmt::format("  Host-to-device copy            {:>8}", pct(b.h2d)));
+  line(fmt::format("  Device compute                 {:>8}", pct(b.device_compute)));
+  line(fmt::format("  Device collective comm.        {:>8}", pct(b.collective)));
+  line(fmt::format("  Other                          {:>8}", pct(b.other)));
+  line("");
+  line(fmt::format("  Accelerator utilisation        {:>8}", pct(m.accelerator_utilization)));
+  line(fmt::format("  Op placement                   host {}  device {}", pct(m.op_host), pct(m.op_device)));
+  line(fmt::format("  Device compute precision       16-bit {}  32-bit {}", pct(m.precision_fp16),
+                   pct(m.precision_fp32)));
+  if (m.memory_capacity > 0)
+    line(fmt::format("  Device memory                  {} of {}", format_bytes(Bytes(m.memory_footprint)),
+                     format_bytes(Bytes(m.memory_capacity))));
+  line("");
+  line(fmt::format("Bottleneck: {} '{}' at {} utilisation", m.bottleneck_kind, m.bottleneck_name,
+                   pct(m.bottleneck_utilization)));
+  if (!m.stages.empty()) {
+    line("");
+    line(fmt::format("Input pipeline ({} workers per node)", m.workers_per_node));
+    line(fmt::format("  {:<20} {:>16} {:>12} {:>10}", "stage", "capacity/s", "utilisation", "CPU share"));
+    for (const auto& s : m.stages)
+      line(fmt::format("  {:<20} {:>16.1f} {:>12} {:>10}", s.name, s.capacity_samples_per_s, pct(s.utilization),
+                       pct(s.busy_share)));
+  }
+  if (!m.transfer_chain.empty()) {
+    line("");
+    line("Transfer chain (storage -> accelerator)");
+    for (const auto& l : m.transfer_chain)
+      line(fmt::format("  {:<28} {:>14} {:>10}", l.name, format_rate(BytesPerSec(l.capacity_bytes_per_s)),
+                       pct(l.utilization)));
+  }
+  if (!m.top_ops.empty()) {
+    line("");
+    line("Top ops by time");
+    for (const auto& o : m.top_ops)
+      line(fmt::format("  {:<32} {:<12} {:<12} {:>8}  util {}", o.name, o.kind, o.path, pct(o.time_fraction),
+                       pct(o.utilization)));
+  }
+  if (m.cost_per_hour > 0) {
+    line("");
+    line(fmt::format("Cost: {:.2f} USD/h, {:.4f} USD per step, {:.2f} USD per 1M samples", m.cost_per_hour,
+                     m.cost_per_hour / 3600.0 * m.step_mean,
+                     m.throughput > 0 ? m.cost_per_hour / 3600.0 * 1e6 / m.throughput : 0.0));
+  }
+  return r;
+}
+
+} // namespace mlsim

@@ -1,0 +1,96 @@
+#include "sim/core/simulation.hpp"
+
+#include "sim/core/engine.hpp"
+
+#include "sim/pipeline/collective.hpp"
+#include "sim/pipeline/input_pipeline.hpp"
+#include "sim/pipeline/trainer.hpp"
+
+#include <simgrid/s4u.hpp>
+
+#include <memory>
+
+namespace sg4 = simgrid::s4u;
+
+namespace mlsim {
+
+SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& options) {
+  SimulationOutput out;
+  auto engine = make_engine();
+  Platform platform(scenario);
+  Recorder& rec = out.recorder;
+
+  const NodeSpec& trainer_spec = scenario.trainer_node();
+  StepContext ctx;
+  ctx.accelerator = &trainer_spec.accelerator;
+  ctx.batch_per_device = scenario.pipeline.batch_size;
+  out.plan = plan_step(scenario.model, ctx);
+
+  auto& nodes = platform.trainers();
+  std::vector<std::unique_ptr<BatchQueue>> queues;
+  std::vector<std::unique_ptr<InputPipeline>> pipelines;
+  std::vector<std::unique_ptr<Communicator>> comms;
+  std::vector<std::unique_ptr<Trainer>> trainers;
+  CollectiveGroup group;
+  group.platform = &platform;
+  group.recorder = &rec;
+  for (auto& node : nodes)
+    for (auto* gpu : node.accelerators)
+      group.ranks.push_back(gpu);
+  group.finalize();
+  out.ranks = static_cast<int>(group.ranks.size());
+  for (const auto& b : out.plan.buckets)
+    out.collective_closed_form += group.ring_time(b.bytes.value());
+
+  int rank = 0;
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    NodeInstance& node = nodes[n];
+    InputPipeline::Setup ps;
+    ps.scenario = &scenario;
+    ps.platform = &platform;
+    ps.recorder = &rec;
+    ps.node = &node;
+    ps.node_id = static_cast<int>(n);
+    ps.first_rank = rank;
+    ps.batches_per_queue = scenario.run.steps;
+    for (size_t k = 0; k < node.accelerators.size(); ++k) {
+      queues.push_back(std::make_unique<BatchQueue>(scenario.pipeline.prefetch));
+      ps.queues.push_back(queues.back().get());
+      comms.push_back(std::make_unique<Communicator>(&group, rank));
+      Trainer::Setup ts;
+      ts.scenario = &scenario;
+      ts.platform = &platform;
+      ts.recorder = &rec;
+      ts.node = &node;
+      ts.local_rank = static_cast<int>(k);
+      ts.rank = rank;
+      ts.plan = &out.plan;
+      ts.queue = queues.back().get();
+      ts.communicator = comms.back().get();
+      ts.trace_steps = options.trace_steps;
+      trainers.push_back(std::make_unique<Trainer>(ts));
+      ++rank;
+    }
+    pipelines.push_back(std::make_unique<InputPipeline>(ps));
+  }
+  out.workers_per_node = pipelines.empty() ? 0 : pipelines.front()->worker_count();
+  for (auto& p : pipelines)
+    p->start();
+  for (auto& c : comms)
+    c->start();
+  for (auto& t : trainers)
+    t->start();
+
+  engine->run();
+  out.end_time = sg4::Engine::get_clock();
+  size_t expected = static_cast<size_t>(scenario.run.steps) * static_cast<size_t>(out.ranks);
+  if (rec.steps().size() != expected)
+    throw InternalError("the simulation stopped after " + std::to_string(rec.steps().size()) + " of " +
+                        std::to_string(expected) + " trainer steps (a deadlock between pipeline and trainers)");
+  out.links = platform.links();
+  for (auto& q : queues)
+    out.queues.push_back(q->stats());
+  return out;
+}
+
+} // namespace mlsim

@@ -1,0 +1,5 @@
+// Placeholder until sweeps land.
+#include "sim/core/commands.hpp"
+namespace mlsim {
+void add_sweep_commands(CLI::App&, CommandStatus&) {}
+} // namespace mlsim

@@ -1,0 +1,36 @@
+// Storage device: sequential bandwidth plus random-access operations.
+//
+// A read of s bytes costs one access (seek / flash lookup) and s bytes of
+// transfer. Accesses are served by an operations resource of `random_read_iops`
+// per second, transfers by a SimGrid disk of `sequential_read` bandwidth; both
+// are shared among concurrent readers. With at least as many readers in flight
+// as the device pipelines, files of size s are delivered at
+// min(IOPS * s, sequential_read) — many small files on an HDD are seek-bound.
+// `latency` is per-request time that does not occupy the device (protocol,
+// flash read pipelined behind other requests): a lone reader waits it per file.
+// Ignores: write traffic, read-ahead across files, the OS I/O scheduler.
+#pragma once
+
+#include "sim/core/config_node.hpp"
+#include "sim/core/units.hpp"
+
+#include <string>
+
+namespace mlsim {
+
+struct DiskSpec {
+  std::string name = "disk";
+  std::string kind = "ssd"; // hdd, sata-ssd, nvme, network
+  BytesPerSec sequential_read{0.0};
+  double random_read_iops = 0.0;
+  Seconds latency{0.0};
+
+  // Closed form for many concurrent readers of files of size s.
+  BytesPerSec throughput_for_files(Bytes s) const {
+    return min(sequential_read, BytesPerSec(random_read_iops * s.value()));
+  }
+};
+
+DiskSpec parse_disk(const ConfigNode& node);
+
+} // namespace mlsim

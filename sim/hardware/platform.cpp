@@ -1,0 +1,172 @@
+#include "sim/hardware/platform.hpp"
+
+#include <simgrid/s4u.hpp>
+
+#include <algorithm>
+
+namespace sg4 = simgrid::s4u;
+
+namespace mlsim {
+
+Platform::Platform(const Scenario& scenario) : scenario_(scenario) {
+  zone_ = sg4::create_full_zone("mlsim");
+  switch_link_ = add_link("network-switch", "switch", 1e15, scenario.network.switch_latency.value());
+  // Trainer nodes first, so that trainer instance i has node id i.
+  for (const auto& spec : scenario.nodes)
+    if (spec.role == "trainer")
+      for (int i = 0; i < spec.count; ++i)
+        build_node(spec, i, true);
+  for (const auto& spec : scenario.nodes)
+    if (spec.role != "trainer")
+      for (int i = 0; i < spec.count; ++i)
+        build_node(spec, i, false);
+  if (scenario.storage.present) {
+    storage_ = zone_->create_host("storage", kWorkPerSecond)->seal();
+    storage_ops_ = zone_->create_host("storage.ops", scenario.storage.random_read_iops)->seal();
+    storage_link_ = add_link("storage.egress", "storage", scenario.storage.bandwidth.value(), 0.0);
+    int id = next_node_id_++;
+    uplinks_[storage_] = {id, {}};
+    nic_of_node_[id] = storage_link_;
+  }
+
+  // Routes: only the pairs that talk (a full zone stores one entry per pair it is given).
+  for (auto& node : trainers_) {
+    for (auto* gpu : node.accelerators)
+      connect(node.cpu, gpu);
+    for (size_t a = 0; a < node.accelerators.size(); ++a)
+      for (size_t b = a + 1; b < node.accelerators.size(); ++b)
+        connect(node.accelerators[a], node.accelerators[b]);
+  }
+  size_t n = trainers_.size();
+  for (size_t i = 0; n > 1 && i < n; ++i) {
+    auto& here = trainers_[i];
+    auto& next = trainers_[(i + 1) % n];
+    for (size_t k = 0; k < here.accelerators.size(); ++k)
+      connect(here.accelerators[k], next.accelerators[k]); // hierarchical rings: same local rank
+    connect(here.accelerators.back(), next.accelerators.front()); // flat ring across nodes
+    if (n == 2)
+      break;
+  }
+  for (auto& svc : service_)
+    for (auto& node : trainers_)
+      connect(svc.cpu, node.cpu);
+  if (storage_) {
+    for (auto& node : trainers_)
+      connect(storage_, node.cpu);
+    for (auto& svc : service_)
+      connect(storage_, svc.cpu);
+  }
+  zone_->seal();
+}
+
+int Platform::add_link(const std::string& name, const std::string& kind, double bandwidth, double latency) {
+  auto* link = zone_->create_split_duplex_link(name, bandwidth);
+  link->set_latency(latency)->seal();
+  int idx = static_cast<int>(links_.size());
+  links_.push_back({name, kind, bandwidth, 0.0});
+  sg_links_.push_back(link);
+  link_index_[name] = idx;
+  return idx;
+}
+
+void Platform::build_node(const NodeSpec& spec, int instance, bool trainer) {
+  NodeInstance node;
+  node.spec = &spec;
+  node.index = instance;
+  node.name = spec.count > 1 ? spec.name + "[" + std::to_string(instance) + "]" : spec.name;
+  int id = next_node_id_++;
+  node.cpu = zone_->create_host(node.name + ".cpu", spec.cpu.core_speed * kWorkPerSecond)
+                 ->set_core_count(spec.cpu.cores)
+                 ->seal();
+  node.ram_bus = zone_->create_host(node.name + ".ram", spec.ram.bandwidth.value())->seal();
+  for (const auto& d : spec.disks) {
+    DiskHosts dh;
+    dh.spec = &d;
+    dh.disk = node.cpu->create_disk(node.name + "." + d.name, d.sequential_read.value(), d.sequential_read.value());
+    dh.disk->seal();
+    dh.ops = zone_->create_host(node.name + "." + d.name + ".ops", d.random_read_iops)->seal();
+    node.disks.push_back(dh);
+  }
+  nic_of_node_[id] = add_link(node.name + ".nic", "nic", spec.nic.bandwidth.value(), spec.nic.latency.value());
+  uplinks_[node.cpu] = {id, {}};
+  std::vector<int> switches;
+  for (int k = 0; k < spec.accelerator_count; ++k) {
+    std::string gname = node.name + ".gpu" + std::to_string(k);
+    auto* gpu = zone_->create_host(gname, kWorkPerSecond)->seal();
+    node.accelerators.push_back(gpu);
+    double pcie_bw = spec.pcie.bandwidth().value();
+    std::vector<int> chain{add_link(gname + ".pcie", "pcie", pcie_bw, spec.pcie.latency.value())};
+    if (spec.pcie.gpus_per_switch > 1) {
+      size_t sw = static_cast<size_t>(k / spec.pcie.gpus_per_switch);
+      if (sw >= switches.size())
+        switches.push_back(add_link(node.name + ".pcie-switch" + std::to_string(sw), "pcie-switch", pcie_bw, 0.0));
+      chain.push_back(switches[sw]);
+    }
+    uplinks_[gpu] = {id, chain};
+    if (spec.nvlink.present())
+      nvlink_of_[gpu] = add_link(gname + ".nvlink", "nvlink", spec.nvlink.bandwidth.value(), spec.nvlink.latency.value());
+  }
+  (trainer ? trainers_ : service_).push_back(std::move(node));
+}
+
+void Platform::connect(sg4::Host* a, sg4::Host* b) {
+  using Dir = sg4::LinkInRoute::Direction;
+  auto one_way = [&](sg4::Host* src, sg4::Host* dst) {
+    if (routes_.count({src, dst}))
+      return;
+    const auto& [src_node, src_chain] = uplinks_.at(src);
+    const auto& [dst_node, dst_chain] = uplinks_.at(dst);
+    std::vector<std::pair<int, Dir>> hops;
+    if (src_node == dst_node && nvlink_of_.count(src) && nvlink_of_.count(dst)) {
+      hops = {{nvlink_of_.at(src), Dir::UP}, {nvlink_of_.at(dst), Dir::DOWN}};
+    } else {
+      for (int l : src_chain)
+        hops.emplace_back(l, Dir::UP);
+      if (src_node != dst_node) {
+        hops.emplace_back(nic_of_node_.at(src_node), Dir::UP);
+        hops.emplace_back(switch_link_, Dir::UP);
+        hops.emplace_back(nic_of_node_.at(dst_node), Dir::DOWN);
+      }
+      for (auto it = dst_chain.rbegin(); it != dst_chain.rend(); ++it)
+        hops.emplace_back(*it, Dir::DOWN);
+    }
+    std::vector<sg4::LinkInRoute> route;
+    std::vector<int> ids;
+    for (auto [l, d] : hops) {
+      route.emplace_back(sg_links_[l], d);
+      ids.push_back(l);
+    }
+    zone_->add_route(src->get_netpoint(), dst->get_netpoint(), nullptr, nullptr, route, false);
+    routes_[{src, dst}] = ids;
+  };
+  one_way(a, b);
+  one_way(b, a);
+}
+
+sg4::CommPtr Platform::transfer(sg4::Host* from, sg4::Host* to, double bytes) {
+  if (from != to)
+    for (int l : routes_.at({from, to}))
+      links_[l].bytes += bytes;
+  return sg4::Comm::sendto_async(from, to, static_cast<uint64_t>(bytes));
+}
+
+std::pair<double, double> Platform::route_capacity(sg4::Host* from, sg4::Host* to) const {
+  double bw = 1e300, lat = 0.0;
+  for (int l : routes_.at({from, to})) {
+    bw = std::min(bw, links_[l].capacity);
+    lat += sg_links_[l]->get_latency();
+  }
+  return {bw, lat};
+}
+
+const LinkInfo* Platform::find_link(const std::string& name) const {
+  int i = find_link_index(name);
+  return i < 0 ? nullptr : &links_[i];
+}
+
+int Platform::find_link_index(const std::string& name) const {
+  auto it = link_index_.find(name);
+  return it == link_index_.end() ? -1 : it->second;
+}
+
+} // namespace mlsim

@@ -1,0 +1,103 @@
+// The platform builder: scenario nodes -> SimGrid hosts, links and disks.
+//
+// Per node instance: a CPU host (its cores, speed in reference core-seconds
+// per second x 1e9), one host per accelerator (device-seconds x 1e9), a RAM
+// bus (a one-core host whose speed is the RAM bandwidth in bytes/s, shared by
+// cached reads and pageable staging), per disk an s4u::Disk for transfers
+// plus an operations host of `random_read_iops`. Links are full duplex
+// (SimGrid split-duplex): one PCIe link per accelerator (plus a shared switch
+// uplink when gpus_per_switch > 1), one NVLink per accelerator into a
+// non-blocking switch, one NIC per node, a switch link with the network's
+// latency between nodes, and the remote storage's egress link.
+//
+// Network model: CM02 with cross-traffic and the TCP window cap off, so a
+// transfer of s bytes over a route takes exactly latency + s / bottleneck
+// bandwidth (SimGrid's default LV08 multiplies latency by 13 and caps flows
+// at gamma/(2*latency), which fits TCP over Ethernet but not NVLink or PCIe).
+// Calibration measures the real factors; put the measured goodput in the
+// bandwidths.
+#pragma once
+
+#include "sim/core/scenario.hpp"
+
+#include <simgrid/forward.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mlsim {
+
+// Work units: 1 reference core-second (or device-second) = 1e9 flops of the SimGrid host.
+inline constexpr double kWorkPerSecond = 1e9;
+
+struct LinkInfo {
+  std::string name;
+  std::string kind; // pcie, pcie-switch, nvlink, nic, switch, storage
+  double capacity = 0.0; // bytes/s per direction
+  double bytes = 0.0;    // bytes carried (both directions summed)
+};
+
+struct DiskHosts {
+  const DiskSpec* spec = nullptr;
+  simgrid::s4u::Disk* disk = nullptr;
+  simgrid::s4u::Host* ops = nullptr; // random-access operations per second
+};
+
+struct NodeInstance {
+  const NodeSpec* spec = nullptr;
+  int index = 0;                       // instance index within the scenario (trainer nodes first)
+  std::string name;                    // "gpu-node[3]"
+  simgrid::s4u::Host* cpu = nullptr;
+  simgrid::s4u::Host* ram_bus = nullptr;
+  std::vector<simgrid::s4u::Host*> accelerators;
+  std::vector<DiskHosts> disks;
+};
+
+class Platform {
+public:
+  // Builds hosts, links and routes in the current engine. Call once per engine.
+  explicit Platform(const Scenario& scenario);
+
+  std::vector<NodeInstance>& trainers() { return trainers_; }
+  std::vector<NodeInstance>& service_nodes() { return service_; }
+  simgrid::s4u::Host* storage_host() const { return storage_; }
+  simgrid::s4u::Host* storage_ops() const { return storage_ops_; }
+
+  // Starts a transfer of `bytes` from one host to another and accounts it on the links of its route.
+  simgrid::s4u::CommPtr transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes);
+  // The bottleneck bandwidth and total latency of the route.
+  std::pair<double, double> route_capacity(simgrid::s4u::Host* from, simgrid::s4u::Host* to) const;
+
+  const std::vector<LinkInfo>& links() const { return links_; }
+  const LinkInfo* find_link(const std::string& name) const;
+  int find_link_index(const std::string& name) const;
+
+private:
+  struct Endpoint;
+  void build_node(const NodeSpec& spec, int instance, bool trainer);
+  int add_link(const std::string& name, const std::string& kind, double bandwidth, double latency);
+  void connect(simgrid::s4u::Host* a, simgrid::s4u::Host* b);
+
+  const Scenario& scenario_;
+  simgrid::s4u::NetZone* zone_ = nullptr;
+  std::vector<NodeInstance> trainers_;
+  std::vector<NodeInstance> service_;
+  simgrid::s4u::Host* storage_ = nullptr;
+  simgrid::s4u::Host* storage_ops_ = nullptr;
+  std::vector<LinkInfo> links_;
+  std::vector<simgrid::s4u::SplitDuplexLink*> sg_links_;
+  std::map<std::string, int> link_index_;
+  // Per host: the chain of link indices from the host up to its node's NIC (exclusive), and its node id.
+  std::map<const simgrid::s4u::Host*, std::pair<int, std::vector<int>>> uplinks_;
+  std::map<int, int> nic_of_node_;       // node id -> NIC link index
+  std::map<const simgrid::s4u::Host*, int> nvlink_of_;
+  int switch_link_ = -1;
+  int storage_link_ = -1;
+  std::map<std::pair<const simgrid::s4u::Host*, const simgrid::s4u::Host*>, std::vector<int>> routes_;
+  int next_node_id_ = 0;
+};
+
+} // namespace mlsim

@@ -1,0 +1,39 @@
+#include "sim/pipeline/batch_queue.hpp"
+
+#include <simgrid/s4u.hpp>
+
+namespace sg4 = simgrid::s4u;
+
+namespace mlsim {
+
+BatchQueue::BatchQueue(int depth)
+    : tokens_(sg4::Semaphore::create(static_cast<unsigned>(depth))), available_(sg4::Semaphore::create(0)) {}
+
+void BatchQueue::acquire_token() { tokens_->acquire(); }
+
+void BatchQueue::account(double now) {
+  stats_.occupancy_area += static_cast<double>(items_.size()) * (now - stats_.last_change);
+  stats_.last_change = now;
+}
+
+void BatchQueue::push(Batch b) {
+  double now = sg4::Engine::get_clock();
+  account(now);
+  b.pushed_at = now;
+  items_.push_back(b);
+  stats_.arrivals++;
+  available_->release();
+}
+
+Batch BatchQueue::pop() {
+  tokens_->release();
+  available_->acquire();
+  double now = sg4::Engine::get_clock();
+  account(now);
+  Batch b = items_.front();
+  items_.pop_front();
+  stats_.total_wait += now - b.pushed_at;
+  return b;
+}
+
+} // namespace mlsim

@@ -1,0 +1,53 @@
+// The prefetch buffer between an input pipeline and one accelerator.
+//
+// A bounded buffer of batches with request semantics: the producer must hold
+// a token to START a batch; the buffer begins with `depth` tokens and each
+// pop() returns one token before waiting. So at most `depth` batches are
+// produced ahead of the one being consumed; depth 0 means on demand (the
+// producer starts when the consumer asks: no overlap). Arrivals, waits and the
+// time-weighted occupancy are kept so Little's law (L = lambda W) can be checked.
+#pragma once
+
+#include <simgrid/forward.h>
+
+#include <deque>
+
+namespace mlsim {
+
+struct Batch {
+  long index = 0;              // batch number for this accelerator
+  double samples = 0;
+  double bytes = 0;            // host tensor bytes to copy to the device
+  double compute_scale = 1.0;  // padded work / nominal work (variable-size inputs)
+  double padded_fraction = 0.0;
+  double pushed_at = 0.0;
+};
+
+struct QueueStats {
+  long arrivals = 0;
+  double total_wait = 0.0;      // sum over batches of (pop time - push time)
+  double occupancy_area = 0.0;  // integral of the number of batches in the buffer
+  double last_change = 0.0;
+};
+
+class BatchQueue {
+public:
+  explicit BatchQueue(int depth);
+
+  void acquire_token(); // producer, before starting a batch
+  void push(Batch b);   // producer
+  Batch pop();          // consumer: asks for one more batch, then waits for the next
+
+  const QueueStats& stats() const { return stats_; }
+  size_t size() const { return items_.size(); }
+
+private:
+  void account(double now);
+
+  simgrid::s4u::SemaphorePtr tokens_;
+  simgrid::s4u::SemaphorePtr available_;
+  std::deque<Batch> items_;
+  QueueStats stats_;
+};
+
+} // namespace mlsim

@@ -1,0 +1,268 @@
+#include "sim/pipeline/input_pipeline.hpp"
+
+#include <simgrid/s4u.hpp>
+
+#include <algorithm>
+#include <numeric>
+
+namespace sg4 = simgrid::s4u;
+
+namespace mlsim {
+
+InputPipeline::InputPipeline(Setup setup)
+    : s_(std::move(setup)), flow_(s_.scenario->pipeline, s_.scenario->dataset, s_.node->spec->cpu) {
+  const Scenario& sc = *s_.scenario;
+  const PipelineSpec& p = sc.pipeline;
+  int cores = 0;
+  if (p.placement == "service") {
+    for (auto& svc : s_.platform->service_nodes())
+      if (svc.spec->name == p.service_node) {
+        worker_hosts_.push_back(svc.cpu);
+        cores += svc.spec->cpu.cores;
+      }
+  } else {
+    worker_hosts_.push_back(s_.node->cpu);
+    cores = s_.node->spec->cpu.cores;
+  }
+  workers_ = p.effective_workers(cores);
+  if (p.framework == "pytorch") // DataLoader workers are per accelerator process
+    workers_ *= static_cast<int>(s_.queues.size());
+  for (const auto& st : p.stages)
+    if (st.kind == StageKind::read)
+      readers_ = st.parallelism;
+  chunks_per_batch_ = p.whole_batch_workers ? 1
+                      : p.chunks_per_batch > 0 ? p.chunks_per_batch
+                                               : static_cast<int>(std::min<long>(workers_, p.batch_size));
+  chunks_per_batch_ = static_cast<int>(std::min<long>(chunks_per_batch_, p.batch_size));
+  to_read_.available = sg4::Semaphore::create(0);
+  to_map_.available = sg4::Semaphore::create(0);
+  int trainer_nodes = static_cast<int>(s_.platform->trainers().size());
+  shard_samples_ = static_cast<double>(sc.dataset.samples) / trainer_nodes;
+  shard_bytes_ = shard_samples_ * sc.dataset.sample_size.mean().value();
+  for (const auto& st : p.stages)
+    stage_names_.push_back(s_.recorder->intern(st.name));
+}
+
+void InputPipeline::start() {
+  auto* rec = s_.recorder;
+  sg4::Actor::create(s_.node->name + ".dispatch", s_.node->cpu, [this] { dispatch(); })->daemonize();
+  for (int r = 0; r < readers_; ++r) {
+    sg4::Host* h = worker_hosts_[static_cast<size_t>(r) % worker_hosts_.size()];
+    sg4::Actor::create(s_.node->name + ".reader" + std::to_string(r), h, [this, r] { read_loop(r); })->daemonize();
+  }
+  for (int w = 0; w < workers_; ++w) {
+    sg4::Host* h = worker_hosts_[static_cast<size_t>(w) % worker_hosts_.size()];
+    sg4::Actor::create(s_.node->name + ".worker" + std::to_string(w), h, [this, w] { work_loop(w); })->daemonize();
+  }
+  rec->set("pipeline.workers", rec->counter("pipeline.workers") + workers_);
+}
+
+std::vector<double> InputPipeline::draw_batch(int gpu, long index) {
+  const Scenario& sc = *s_.scenario;
+  int rank = s_.first_rank + gpu;
+  // Coordinated reads: every trainer of a round gets a batch drawn from the same sizes.
+  std::seed_seq seq = sc.pipeline.coordinated_reads
+                          ? std::seed_seq{static_cast<unsigned>(sc.run.seed), 0x9e37u, static_cast<unsigned>(index)}
+                          : std::seed_seq{static_cast<unsigned>(sc.run.seed), static_cast<unsigned>(rank + 1),
+                                          static_cast<unsigned>(index)};
+  std::mt19937_64 rng(seq);
+  std::vector<double> sizes(static_cast<size_t>(sc.pipeline.batch_size));
+  for (auto& s : sizes)
+    s = sc.dataset.sample_size.draw(rng).value();
+  return sizes;
+}
+
+// The node's samples read so far decide the epoch: epoch 1 reads storage.
+bool InputPipeline::read_from_ram(long node_batch) const {
+  const DatasetSpec& d = s_.scenario->dataset;
+  if (d.location == "ram")
+    return true;
+  double offset = static_cast<double>(node_batch) * static_cast<double>(s_.scenario->pipeline.batch_size);
+  bool later_epoch = offset >= shard_samples_;
+  return later_epoch && d.page_cache && shard_bytes_ <= s_.node->spec->ram.page_cache_capacity().value();
+}
+
+bool InputPipeline::cache_hit(long node_batch) const {
+  double offset = static_cast<double>(node_batch) * static_cast<double>(s_.scenario->pipeline.batch_size);
+  return flow_.has_cache() && offset >= shard_samples_;
+}
+
+void InputPipeline::put(WorkQueue& q, Chunk c) {
+  q.items.push_back(std::move(c));
+  q.available->release();
+}
+
+InputPipeline::Chunk InputPipeline::take(WorkQueue& q) {
+  q.available->acquire();
+  Chunk c = std::move(q.items.front());
+  q.items.pop_front();
+  return c;
+}
+
+void InputPipeline::dispatch() {
+  int gpus = static_cast<int>(s_.queues.size());
+  // Per-accelerator loaders (pytorch, keras) build one batch per accelerator;
+  // element-parallel pipelines (tf.data) build the node's global batch and split it.
+  bool per_accelerator = s_.scenario->pipeline.whole_batch_workers;
+  long node_batch = 0;
+  for (long index = 0; index < s_.batches_per_queue; ++index) {
+    std::vector<std::vector<int>> groups;
+    if (per_accelerator)
+      for (int g = 0; g < gpus; ++g)
+        groups.push_back({g});
+    else {
+      groups.emplace_back();
+      for (int g = 0; g < gpus; ++g)
+        groups.back().push_back(g);
+    }
+    for (const auto& group : groups) {
+      std::vector<double> sizes;
+      for (int g : group) {
+        s_.queues[static_cast<size_t>(g)]->acquire_token();
+        auto part = draw_batch(g, index);
+        sizes.insert(sizes.end(), part.begin(), part.end());
+      }
+      long id = next_batch_id_++;
+      Pending& pend = pending_[id];
+      pend.gpus = group;
+      pend.index = index;
+      int chunks = chunks_per_batch_ * static_cast<int>(group.size());
+      pend.chunks_left = chunks;
+      bool hit = cache_hit(node_batch);
+      bool ram = hit || read_from_ram(node_batch);
+      node_batch += static_cast<long>(group.size());
+      size_t n = sizes.size();
+      for (int c = 0; c < chunks; ++c) {
+        Chunk chunk;
+        chunk.batch_id = id;
+        size_t lo = n * static_cast<size_t>(c) / static_cast<size_t>(chunks);
+        size_t hi = n * static_cast<size_t>(c + 1) / static_cast<size_t>(chunks);
+        chunk.stored_bytes.assign(sizes.begin() + static_cast<long>(lo), sizes.begin() + static_cast<long>(hi));
+        chunk.from_ram = ram;
+        chunk.first_stage = hit ? flow_.after_cache() : 0;
+        put(readers_ > 0 ? to_read_ : to_map_, std::move(chunk));
+      }
+    }
+  }
+}
+
+void InputPipeline::read_chunk(const Chunk& c, sg4::Host* where, uint32_t track) {
+  const DatasetSpec& d = s_.scenario->dataset;
+  double t0 = sg4::Engine::get_clock();
+  double n = static_cast<double>(c.stored_bytes.size());
+  double bytes = 0;
+  for (double s : c.stored_bytes)
+    bytes += c.first_stage > 0 ? flow_.trace(s).bytes_after[c.first_stage - 1] : s;
+  if (c.from_ram) {
+    sg4::this_actor::exec_init(bytes)->set_host(s_.node->ram_bus)->wait();
+  } else if (d.location == "remote") {
+    sg4::this_actor::exec_init(n)->set_host(s_.platform->storage_ops())->wait();
+    s_.platform->transfer(s_.platform->storage_host(), where, bytes)->wait();
+    sg4::this_actor::sleep_for(n * s_.scenario->storage.latency.value());
+  } else {
+    const DiskHosts* disk = nullptr;
+    for (const auto& dh : s_.node->disks)
+      if (dh.spec->name == d.disk)
+        disk = &dh;
+    sg4::this_actor::exec_init(n)->set_host(disk->ops)->wait();
+    disk->disk->read(static_cast<sg_size_t>(bytes));
+    sg4::this_actor::sleep_for(n * disk->spec->latency.value());
+  }
+  double t1 = sg4::Engine::get_clock();
+  auto* rec = s_.recorder;
+  rec->span(track, rec->intern("read"), rec->intern("input"), t0, t1);
+  rec->add(c.from_ram ? "read.ram_bytes" : "read.storage_bytes", bytes);
+  rec->add("read.samples", n);
+  rec->add("read.busy_seconds", t1 - t0);
+}
+
+void InputPipeline::read_loop(int reader) {
+  uint32_t track = s_.recorder->intern(s_.node->name + "/reader" + std::to_string(reader));
+  sg4::Host* here = sg4::this_actor::get_host();
+  for (;;) {
+    Chunk c = take(to_read_);
+    read_chunk(c, here, track);
+    put(to_map_, std::move(c));
+  }
+}
+
+void InputPipeline::work_loop(int worker) {
+  uint32_t track = s_.recorder->intern(s_.node->name + "/worker" + std::to_string(worker));
+  for (;;) {
+    Chunk c = take(to_map_);
+    if (readers_ == 0)
+      read_chunk(c, sg4::this_actor::get_host(), track);
+    process_chunk(c, worker, track);
+  }
+}
+
+void InputPipeline::process_chunk(const Chunk& c, int worker, uint32_t track) {
+  const PipelineSpec& p = s_.scenario->pipeline;
+  auto* rec = s_.recorder;
+  size_t stages = p.stages.size();
+  std::vector<double> cost(stages, 0.0);
+  double out_bytes = 0, max_bytes = 0;
+  for (double s : c.stored_bytes) {
+    SampleTrace t = flow_.trace(s);
+    for (size_t i = c.first_stage; i < stages; ++i)
+      cost[i] += t.stage_cost[i];
+    out_bytes += t.final_bytes;
+    max_bytes = std::max(max_bytes, t.final_bytes);
+  }
+  double total = std::accumulate(cost.begin(), cost.end(), 0.0);
+  double t0 = sg4::Engine::get_clock();
+  if (total > 0)
+    sg4::this_actor::execute(total * kWorkPerSecond);
+  double t1 = sg4::Engine::get_clock();
+  // The chunk ran as one exec; its span is split among the stages by their cost.
+  double at = t0;
+  for (size_t i = c.first_stage; i < stages; ++i) {
+    if (cost[i] <= 0)
+      continue;
+    double end = at + (t1 - t0) * cost[i] / total;
+    rec->span(track, stage_names_[i], rec->intern("input"), at, end);
+    rec->add("stage." + p.stages[i].name + ".core_seconds", cost[i]);
+    rec->add("stage." + p.stages[i].name + ".samples", static_cast<double>(c.stored_bytes.size()));
+    at = end;
+  }
+  Pending& pend = pending_.at(c.batch_id);
+  pend.samples += static_cast<double>(c.stored_bytes.size());
+  pend.bytes += out_bytes;
+  pend.max_bytes = std::max(pend.max_bytes, max_bytes);
+  if (--pend.chunks_left > 0)
+    return;
+
+  double shares = static_cast<double>(pend.gpus.size());
+  Batch b;
+  b.index = pend.index;
+  b.samples = pend.samples / shares;
+  b.bytes = pend.bytes / shares;
+  if (p.batching.padding == "longest") {
+    b.bytes = pend.max_bytes * b.samples;
+    b.padded_fraction = b.bytes > 0 ? 1.0 - pend.bytes / shares / b.bytes : 0.0;
+    double nominal = flow_.trace(s_.scenario->dataset.sample_size.mean().value()).final_bytes;
+    b.compute_scale = nominal > 0 ? pend.max_bytes / nominal : 1.0;
+  }
+  std::vector<int> gpus = pend.gpus;
+  pending_.erase(c.batch_id);
+  double collate = (p.batching.collate.for_sample(b.bytes, 0).value() +
+                    p.batching.collate.per_sample.value() * (b.samples - 1)) * shares;
+  if (collate > 0) {
+    double c0 = sg4::Engine::get_clock();
+    sg4::this_actor::execute(collate * kWorkPerSecond);
+    rec->span(track, rec->intern("collate"), rec->intern("input"), c0, sg4::Engine::get_clock());
+    rec->add("stage.collate.core_seconds", collate);
+  }
+  sg4::Host* here = sg4::this_actor::get_host();
+  if (here != s_.node->cpu) { // a data-service worker sends the batch to the trainer node
+    double n0 = sg4::Engine::get_clock();
+    s_.platform->transfer(here, s_.node->cpu, b.bytes * shares)->wait();
+    rec->span(track, rec->intern("send batch"), rec->intern("input"), n0, sg4::Engine::get_clock());
+  }
+  (void)worker;
+  for (int g : gpus)
+    s_.queues[static_cast<size_t>(g)]->push(b);
+  rec->add("pipeline.batches", shares);
+}
+
+} // namespace mlsim

@@ -1,0 +1,97 @@
+// The input pipeline at run time: SimGrid actors that turn samples into
+// batches for the accelerators of one trainer node.
+//
+//   dispatcher  takes a token from an accelerator's prefetch buffer, draws the
+//               batch's sample sizes, splits it into chunks (tf.data: the
+//               node's global batch, one share per accelerator, built by
+//               `workers` in parallel and handed to all accelerators at once,
+//               as a distribution strategy does; pytorch / keras: one loader
+//               per accelerator, one worker per batch)
+//   readers     (when the read stage has `parallelism`) read chunks: random
+//               accesses on the disk's operations resource, bytes on the disk
+//               (or over the NIC from remote storage, or from RAM when cached)
+//   workers     run the map stages of a chunk as one exec on one core of their
+//               host (the node's CPU, or a data-service node's), then collate a
+//               completed batch and push it into the buffer (over the network
+//               first when the workers are remote)
+// Throughput of W workers on c cores of speed v with a per-sample cost x is
+// min(W, c) v / x; the chunk size changes only how work is split, not the rate.
+// Ignores: Python's GIL beyond what the framework preset implies, OS
+// scheduling noise, memory allocation.
+#pragma once
+
+#include "sim/core/recorder.hpp"
+#include "sim/core/scenario.hpp"
+#include "sim/hardware/platform.hpp"
+#include "sim/pipeline/batch_queue.hpp"
+#include "sim/pipeline/sample_flow.hpp"
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <random>
+#include <vector>
+
+namespace mlsim {
+
+class InputPipeline {
+public:
+  struct Setup {
+    const Scenario* scenario = nullptr;
+    Platform* platform = nullptr;
+    Recorder* recorder = nullptr;
+    NodeInstance* node = nullptr;          // the trainer node fed
+    int node_id = 0;                       // index among trainer node instances
+    int first_rank = 0;                    // global rank of the node's first accelerator
+    std::vector<BatchQueue*> queues;       // one per accelerator of the node
+    long batches_per_queue = 0;
+  };
+
+  explicit InputPipeline(Setup setup);
+  void start(); // creates the actors (daemons: they end with the trainers)
+
+  int worker_count() const { return workers_; }
+
+private:
+  struct Chunk {
+    long batch_id = 0;
+    std::vector<double> stored_bytes;
+    bool from_ram = false;       // page cache or cache stage hit
+    size_t first_stage = 0;      // stages before it were cached
+  };
+  struct Pending {
+    std::vector<int> gpus; // accelerators that receive a share of this batch
+    long index = 0;
+    int chunks_left = 0;
+    double samples = 0, bytes = 0, max_bytes = 0;
+  };
+  struct WorkQueue {
+    std::deque<Chunk> items;
+    simgrid::s4u::SemaphorePtr available;
+  };
+
+  void dispatch();
+  void read_loop(int reader);
+  void work_loop(int worker);
+  void read_chunk(const Chunk& c, simgrid::s4u::Host* where, uint32_t track);
+  void process_chunk(const Chunk& c, int worker, uint32_t track);
+  Chunk take(WorkQueue& q);
+  void put(WorkQueue& q, Chunk c);
+  std::vector<double> draw_batch(int gpu, long index);
+  bool read_from_ram(long node_batch) const;
+  bool cache_hit(long node_batch) const;
+
+  Setup s_;
+  SampleFlow flow_;
+  int workers_ = 1;
+  int readers_ = 0;
+  int chunks_per_batch_ = 1;
+  std::vector<simgrid::s4u::Host*> worker_hosts_;
+  WorkQueue to_read_, to_map_;
+  std::map<long, Pending> pending_;
+  long next_batch_id_ = 0;
+  double shard_samples_ = 0, shard_bytes_ = 0;
+  std::vector<size_t> stage_names_;
+};
+
+} // namespace mlsim

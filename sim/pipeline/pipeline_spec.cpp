@@ -1,0 +1,123 @@
+#include "sim/pipeline/pipeline_spec.hpp"
+
+namespace mlsim {
+namespace {
+
+StageCost parse_cost(const ConfigNode& node, const CpuSpec& cpu) {
+  if (!node.defined())
+    return {};
+  if (node.is_scalar()) { // a calibrated cost by name, from the CPU's profile
+    std::string name = node.as_string();
+    auto it = cpu.stage_costs.find(name);
+    if (it == cpu.stage_costs.end()) {
+      std::string known;
+      for (const auto& [k, v] : cpu.stage_costs)
+        known += (known.empty() ? "" : ", ") + k;
+      node.fail("a cost {per_sample, per_byte, per_pixel} or a calibrated stage of the node's cpu (" +
+                    (known.empty() ? std::string("none: the cpu has no stage_costs") : known) + ")",
+                node.quoted());
+    }
+    return it->second;
+  }
+  return parse_stage_cost(node);
+}
+
+StageOutput parse_output(const ConfigNode& node) {
+  StageOutput o;
+  if (!node.defined())
+    return o;
+  node.allow_only({"width", "height", "channels", "dtype", "bytes", "scale"});
+  if (node.has("width"))
+    o.width = node.get_number("width", std::nullopt, 1);
+  if (node.has("height"))
+    o.height = node.get_number("height", std::nullopt, 1);
+  if (node.has("channels"))
+    o.channels = node.get_number("channels", std::nullopt, 1);
+  if (node.has("dtype"))
+    o.dtype = node.get_choice("dtype", {"uint8", "fp32", "fp16"});
+  if (node.has("bytes"))
+    o.bytes = node.get_quantity<Bytes>("bytes");
+  if (node.has("scale"))
+    o.scale = node.get_number("scale", std::nullopt, 1e-9);
+  return o;
+}
+
+StageSpec parse_stage(const ConfigNode& node, const CpuSpec& cpu) {
+  StageSpec s;
+  if (node.is_scalar()) {
+    s.name = node.as_string();
+    if (s.name == "read")
+      s.kind = StageKind::read;
+    else
+      node.fail("'read' or a stage mapping {name, kind, cost, output}", node.quoted());
+    return s;
+  }
+  node.allow_only({"name", "kind", "cost", "output", "parallelism", "buffer"});
+  s.name = node.get_string("name");
+  std::string fallback_kind = s.name == "read" || s.name == "shuffle" || s.name == "cache" ? s.name : "map";
+  std::string kind = node.get_choice("kind", {"read", "map", "shuffle", "cache"}, fallback_kind);
+  s.kind = kind == "read" ? StageKind::read : kind == "shuffle" ? StageKind::shuffle
+         : kind == "cache" ? StageKind::cache : StageKind::map;
+  s.cost = parse_cost(node.child("cost"), cpu);
+  s.output = parse_output(node.child("output"));
+  s.parallelism = static_cast<int>(node.get_integer("parallelism", 0, 0, 100000));
+  s.buffer_samples = node.get_integer("buffer", 0, 0);
+  if (s.kind == StageKind::shuffle && s.buffer_samples == 0)
+    node.missing("buffer", "the shuffle buffer size in samples");
+  return s;
+}
+
+} // namespace
+
+PipelineSpec parse_pipeline(const ConfigNode& node, const CpuSpec& cpu) {
+  node.allow_only({"framework", "batch_size", "workers", "prefetch", "prefetch_factor", "chunks_per_batch",
+                   "pin_memory", "placement", "service", "stages", "batch", "device_stage"});
+  PipelineSpec p;
+  p.framework = node.get_choice("framework", {"tf.data", "pytorch", "keras-generator", "custom"}, "custom");
+  p.batch_size = node.get_integer("batch_size", std::nullopt, 1);
+  // Framework defaults (documented in pipeline_spec.hpp); explicit keys win.
+  if (p.framework == "pytorch") {
+    p.whole_batch_workers = true;
+    p.workers = static_cast<int>(node.get_integer("workers", 4, 1, 100000));
+    int factor = static_cast<int>(node.get_integer("prefetch_factor", 2, 1, 1000));
+    p.prefetch = static_cast<int>(node.get_integer("prefetch", static_cast<long long>(factor) * p.workers, 0, 100000));
+    p.pinned = node.get_bool("pin_memory", false);
+  } else if (p.framework == "keras-generator") {
+    p.whole_batch_workers = true;
+    p.workers = static_cast<int>(node.get_integer("workers", 1, 1, 100000));
+    p.prefetch = static_cast<int>(node.get_integer("prefetch", 0, 0, 100000));
+    p.pinned = node.get_bool("pin_memory", false);
+  } else {
+    if (node.has("prefetch_factor"))
+      node.child("prefetch_factor").fail("no prefetch_factor (a pytorch setting; use prefetch)", "a value");
+    p.workers = static_cast<int>(node.get_integer("workers", 0, 0, 100000));
+    p.prefetch = static_cast<int>(node.get_integer("prefetch", 2, 0, 100000));
+    p.pinned = node.get_bool("pin_memory", true);
+  }
+  p.chunks_per_batch = static_cast<int>(node.get_integer("chunks_per_batch", 0, 0, 1 << 20));
+  p.placement = node.get_choice("placement", {"local", "service"}, "local");
+  if (ConfigNode svc = node.child("service"); svc.defined()) {
+    svc.allow_only({"node", "coordinated_reads"});
+    p.service_node = svc.get_string("node");
+    p.coordinated_reads = svc.get_bool("coordinated_reads", false);
+  } else if (p.placement == "service") {
+    node.missing("service", "{node: <data-service node name>}");
+  }
+  if (ConfigNode stages = node.child("stages"); stages.defined())
+    for (const auto& s : stages.items())
+      p.stages.push_back(parse_stage(s, cpu));
+  if (ConfigNode b = node.child("batch"); b.defined()) {
+    b.allow_only({"collate", "padding"});
+    p.batching.collate = parse_cost(b.child("collate"), cpu);
+    p.batching.padding = b.get_choice("padding", {"none", "longest"}, "none");
+  }
+  if (ConfigNode d = node.child("device_stage"); d.defined()) {
+    d.allow_only({"name", "cost"});
+    p.device_stage.present = true;
+    p.device_stage.name = d.get_string("name", "device_preprocess");
+    p.device_stage.cost = parse_stage_cost(d.required("cost"));
+  }
+  return p;
+}
+
+} // namespace mlsim

@@ -1,0 +1,78 @@
+// The `pipeline:` section: how samples become batches on the host.
+//
+// A pipeline is a list of per-sample stages (read, map, shuffle, cache)
+// followed by batching (collation, padding) and an optional device stage
+// (preprocessing placed on the accelerator). Framework presets fill the
+// parallelism and buffering defaults:
+//   tf.data          parallel map over elements (workers = cores unless set),
+//                    a batch is split into chunks built in parallel; prefetch
+//                    K batches ahead.
+//   pytorch          DataLoader: `workers` processes per accelerator, each
+//                    building whole batches; prefetch_factor x workers
+//                    batches outstanding; pin_memory.
+//   keras-generator  one Python thread producing on demand: no overlap with
+//                    the step unless `workers`/`prefetch` are given.
+#pragma once
+
+#include "sim/core/config_node.hpp"
+#include "sim/core/units.hpp"
+#include "sim/hardware/cpu.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlsim {
+
+enum class StageKind { read, map, shuffle, cache };
+
+// What a stage turns a sample into. Unset fields keep the incoming value.
+struct StageOutput {
+  std::optional<double> width, height, channels; // image shape after the stage
+  std::optional<std::string> dtype;              // uint8, fp32, fp16: element size and host fp16 cost
+  std::optional<Bytes> bytes;                     // a fixed size (e.g. a serialized record)
+  std::optional<double> scale;                    // bytes multiplied by this (e.g. 0.25 after a crop)
+};
+
+struct StageSpec {
+  std::string name;
+  StageKind kind = StageKind::map;
+  StageCost cost;          // core-seconds on the reference CPU, per sample
+  StageOutput output;
+  int parallelism = 0;     // read stage: concurrent readers (0: the workers read inline)
+  long buffer_samples = 0; // shuffle: buffer size in samples
+};
+
+struct BatchingSpec {
+  StageCost collate;               // core-seconds per batch: per_sample x n + per_byte x bytes
+  std::string padding = "none";    // none | longest: variable-size samples padded to the longest in the batch
+};
+
+struct DeviceStageSpec {
+  bool present = false;
+  std::string name = "device_preprocess";
+  StageCost cost; // accelerator-seconds per sample (per_sample, per_byte, per_pixel)
+};
+
+struct PipelineSpec {
+  std::string framework = "custom";
+  long batch_size = 1;         // per accelerator
+  int workers = 0;             // concurrent CPU workers per pipeline (0: the node's cores)
+  int prefetch = 2;            // batches produced ahead per accelerator (0: on demand, no overlap)
+  int chunks_per_batch = 0;    // 0: min(workers, batch_size) for element-parallel frameworks
+  bool whole_batch_workers = false; // pytorch: each worker builds whole batches
+  bool pinned = true;               // pinned host buffers for the host-to-device copy
+  std::string placement = "local";  // local | service
+  std::string service_node;         // name of the data-service node group
+  bool coordinated_reads = false;   // service: every trainer of a round gets batches of similar size
+  std::vector<StageSpec> stages;
+  BatchingSpec batching;
+  DeviceStageSpec device_stage;
+
+  int effective_workers(int cores) const { return workers > 0 ? workers : cores; }
+};
+
+// `cpu` supplies calibrated stage costs referenced by name (`cost: jpeg_decode`).
+PipelineSpec parse_pipeline(const ConfigNode& node, const CpuSpec& cpu);
+
+} // namespace mlsim

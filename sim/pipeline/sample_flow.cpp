@@ -1,0 +1,56 @@
+#include "sim/pipeline/sample_flow.hpp"
+
+namespace mlsim {
+
+double element_size(const std::string& dtype) {
+  if (dtype == "fp32")
+    return 4.0;
+  if (dtype == "fp16")
+    return 2.0;
+  return 1.0;
+}
+
+SampleFlow::SampleFlow(const PipelineSpec& pipeline, const DatasetSpec& dataset, const CpuSpec& cpu)
+    : pipeline_(pipeline), dataset_(dataset), fp16_factor_(cpu.fp16_emulation_factor) {
+  for (size_t i = 0; i < pipeline.stages.size(); ++i)
+    if (pipeline.stages[i].kind == StageKind::cache) {
+      after_cache_ = i + 1;
+      has_cache_ = true;
+    }
+}
+
+SampleTrace SampleFlow::trace(double stored_bytes) const {
+  SampleTrace t;
+  t.stored_bytes = stored_bytes;
+  double bytes = stored_bytes;
+  double width = dataset_.width.value_or(0.0), height = dataset_.height.value_or(0.0);
+  double channels = dataset_.channels.value_or(1.0);
+  std::string dtype = "uint8";
+  for (const auto& stage : pipeline_.stages) {
+    double pixels = width * height;
+    double cost = 0.0;
+    if (stage.kind == StageKind::map) {
+      cost = stage.cost.for_sample(bytes, pixels).value();
+      const StageOutput& o = stage.output;
+      bool reshaped = o.width || o.height || o.channels || o.dtype;
+      if (o.dtype == std::string("fp16"))
+        cost *= fp16_factor_;
+      width = o.width.value_or(width);
+      height = o.height.value_or(height);
+      channels = o.channels.value_or(channels);
+      dtype = o.dtype.value_or(dtype);
+      if (o.bytes)
+        bytes = o.bytes->value();
+      else if (reshaped && width * height > 0)
+        bytes = width * height * channels * element_size(dtype);
+      if (o.scale)
+        bytes *= *o.scale;
+    }
+    t.stage_cost.push_back(cost);
+    t.bytes_after.push_back(bytes);
+  }
+  t.final_bytes = bytes;
+  return t;
+}
+
+} // namespace mlsim

@@ -1,0 +1,129 @@
+#include "sim/pipeline/trainer.hpp"
+
+#include <simgrid/s4u.hpp>
+
+namespace sg4 = simgrid::s4u;
+
+namespace mlsim {
+
+void Trainer::start() {
+  sg4::Host* gpu = s_.node->accelerators[static_cast<size_t>(s_.local_rank)];
+  sg4::Actor::create(gpu->get_name() + ".trainer", gpu, [this] { run(); });
+}
+
+double Trainer::run_device_ops(size_t begin, size_t end, double scale, bool trace, uint32_t track) {
+  const StepPlan& plan = *s_.plan;
+  double total = 0;
+  for (size_t i = begin; i < end; ++i)
+    total += plan.ops[i].duration.value() * scale;
+  double t0 = sg4::Engine::get_clock();
+  if (total > 0)
+    sg4::this_actor::execute(total * kWorkPerSecond);
+  if (trace) {
+    auto* rec = s_.recorder;
+    double at = t0;
+    for (size_t i = begin; i < end; ++i) {
+      double d = plan.ops[i].duration.value() * scale;
+      rec->span(track, rec->intern(plan.ops[i].name), rec->intern("device"), at, at + d);
+      at += d;
+    }
+  }
+  return sg4::Engine::get_clock() - t0;
+}
+
+void Trainer::run() {
+  const Scenario& sc = *s_.scenario;
+  const StepPlan& plan = *s_.plan;
+  auto* rec = s_.recorder;
+  sg4::Host* gpu = s_.node->accelerators[static_cast<size_t>(s_.local_rank)];
+  sg4::Host* cpu = s_.node->cpu;
+  uint32_t track = rec->intern(gpu->get_name());
+  uint32_t host_track = rec->intern(gpu->get_name() + "/host-ops");
+  uint32_t cat_input = rec->intern("input"), cat_h2d = rec->intern("h2d"), cat_coll = rec->intern("collective");
+  uint32_t name_wait = rec->intern("wait for input"), name_h2d = rec->intern("copy batch to device");
+  uint32_t name_exposed = rec->intern("wait for gradients");
+  const size_t n_ops = plan.ops.size();
+  // buckets_after[i]: bytes of the buckets whose gradients are ready after op i.
+  std::vector<std::vector<double>> buckets_after(n_ops + 1);
+  for (const auto& b : plan.buckets)
+    buckets_after[std::min(b.ready_after_op, n_ops == 0 ? 0 : n_ops - 1)].push_back(b.bytes.value());
+
+  for (long step = 0; step < sc.run.steps; ++step) {
+    StepRecord r;
+    r.rank = s_.rank;
+    r.step = step;
+    r.start = sg4::Engine::get_clock();
+    bool trace = step < s_.trace_steps || step >= sc.run.steps - 1;
+    Batch batch = s_.queue->pop();
+    double t = sg4::Engine::get_clock();
+    r.input = t - r.start;
+    rec->span(track, name_wait, cat_input, r.start, t);
+    r.padded_fraction = batch.padded_fraction;
+
+    if (!sc.trainer_node().pcie.pinned) // pageable: the driver stages through a pinned buffer
+      sg4::this_actor::exec_init(batch.bytes)->set_host(s_.node->ram_bus)->wait();
+    s_.platform->transfer(cpu, gpu, batch.bytes)->wait();
+    double t2 = sg4::Engine::get_clock();
+    r.h2d = t2 - t;
+    rec->span(track, name_h2d, cat_h2d, t, t2);
+
+    if (sc.pipeline.device_stage.present) {
+      const auto& ds = sc.pipeline.device_stage;
+      double per_sample_bytes = batch.samples > 0 ? batch.bytes / batch.samples : 0;
+      double pixels = sc.dataset.width.value_or(0) * sc.dataset.height.value_or(0);
+      double d = ds.cost.for_sample(per_sample_bytes, pixels).value() * batch.samples;
+      double d0 = sg4::Engine::get_clock();
+      sg4::this_actor::execute(d * kWorkPerSecond);
+      r.device_compute += sg4::Engine::get_clock() - d0;
+      rec->span(track, rec->intern(ds.name), rec->intern("device"), d0, sg4::Engine::get_clock());
+    }
+
+    size_t seg = 0; // first device op not yet run
+    auto flush = [&](size_t upto) {
+      if (upto > seg)
+        r.device_compute += run_device_ops(seg, upto, batch.compute_scale, trace, track);
+      seg = upto;
+    };
+    auto wait_gradients = [&] {
+      double w0 = sg4::Engine::get_clock();
+      s_.communicator->wait_all();
+      double w1 = sg4::Engine::get_clock();
+      r.collective += w1 - w0;
+      if (w1 > w0)
+        rec->span(track, name_exposed, cat_coll, w0, w1);
+    };
+    for (size_t i = 0; i < n_ops; ++i) {
+      const PlannedOp& op = plan.ops[i];
+      if (i == plan.optimizer_begin) {
+        flush(i);
+        wait_gradients();
+      }
+      if (op.placement == OpPlacement::host) {
+        flush(i);
+        double h0 = sg4::Engine::get_clock();
+        if (op.to_host.value() > 0)
+          s_.platform->transfer(gpu, cpu, op.to_host.value())->wait();
+        sg4::this_actor::exec_init(op.duration.value() * kWorkPerSecond)->set_host(cpu)->wait();
+        if (op.to_device.value() > 0)
+          s_.platform->transfer(cpu, gpu, op.to_device.value())->wait();
+        double h1 = sg4::Engine::get_clock();
+        r.host_compute += h1 - h0;
+        if (trace)
+          rec->span(host_track, rec->intern(op.name), rec->intern("host"), h0, h1);
+        seg = i + 1;
+      }
+      if (!buckets_after[i].empty()) {
+        flush(i + 1);
+        for (double bytes : buckets_after[i])
+          s_.communicator->submit(bytes);
+      }
+    }
+    flush(n_ops);
+    if (plan.optimizer_begin >= n_ops)
+      wait_gradients();
+    r.end = sg4::Engine::get_clock();
+    rec->step(r);
+  }
+}
+
+} // namespace mlsim

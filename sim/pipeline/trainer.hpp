@@ -1,0 +1,50 @@
+// One trainer actor per accelerator: the training loop.
+//
+//   wait for a batch (the stall) -> copy it to the device over PCIe (pinned:
+//   a DMA; pageable: a staging memcpy at RAM bandwidth first) -> run the
+//   device preprocessing stage if any -> run the step's ops in stream order
+//   (device ops on the accelerator, host ops on a CPU core with their
+//   tensors over PCIe) -> hand each gradient bucket to the communicator when
+//   its backward ops are done -> before the optimizer, wait for every bucket
+//   (the wait is the exposed communication) -> next step.
+// Consecutive device ops with nothing between them run as one exec: a stream
+// runs them back to back, so merging changes no time, only the event count.
+// Variable-size batches scale device time by the batch's compute_scale.
+#pragma once
+
+#include "sim/core/recorder.hpp"
+#include "sim/core/scenario.hpp"
+#include "sim/hardware/platform.hpp"
+#include "sim/pipeline/batch_queue.hpp"
+#include "sim/pipeline/collective.hpp"
+#include "sim/pipeline/step_plan.hpp"
+
+namespace mlsim {
+
+class Trainer {
+public:
+  struct Setup {
+    const Scenario* scenario = nullptr;
+    Platform* platform = nullptr;
+    Recorder* recorder = nullptr;
+    NodeInstance* node = nullptr;
+    int local_rank = 0;
+    int rank = 0;
+    const StepPlan* plan = nullptr;
+    BatchQueue* queue = nullptr;
+    Communicator* communicator = nullptr;
+    long trace_steps = 3; // steps whose individual ops are recorded as spans
+  };
+
+  explicit Trainer(Setup setup) : s_(setup) {}
+  void start(); // creates the actor
+
+private:
+  void run();
+  // One segment: device ops [begin, end) merged into one exec.
+  double run_device_ops(size_t begin, size_t end, double scale, bool trace, uint32_t track);
+
+  Setup s_;
+};
+
+} // namespace mlsim

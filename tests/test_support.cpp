@@ -1,0 +1,46 @@
+#include "test_support.hpp"
+
+#include <fmt/format.h>
+
+namespace mlsim::fixtures {
+
+std::string base_scenario(int gpus, double decode_ms, double gflop, double params) {
+  return fmt::format(R"(name: test
+hardware:
+  nodes:
+    - name: node
+      cpu: {{cores: 16, core_speed: 1.0}}
+      ram: {{size: 256 GiB, bandwidth: 1000 GB/s}}
+      nic: {{bandwidth: 100 Gb/s, latency: 5 us}}
+      pcie: {{generation: 4, lanes: 16, protocol_efficiency: 0.8, latency: 1 us}}
+      accelerators: {{preset: a100-sxm4-40gb, count: {gpus}}}
+      nvlink: nvlink3
+dataset:
+  samples: 1000000
+  sample_size: 1 kB
+  location: ram
+pipeline:
+  framework: tf.data
+  batch_size: 32
+  workers: 4
+  prefetch: 2
+  stages:
+    - read
+    - {{name: decode, cost: {{per_sample: {decode_ms} ms}}}}
+model:
+  name: toy
+  forward_flops_per_sample: {gflop} GFLOP
+  parameters: {params}
+  dtype: fp32
+run:
+  steps: 60
+  warmup_steps: 10
+  seed: 7
+)",
+                     fmt::arg("gpus", gpus), fmt::arg("decode_ms", decode_ms), fmt::arg("gflop", gflop),
+                     fmt::arg("params", params));
+}
+
+std::string source_path(const std::string& relative) { return std::string(MLSIM_SOURCE_DIR) + "/" + relative; }
+
+} // namespace mlsim::fixtures

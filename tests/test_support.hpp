@@ -1,0 +1,23 @@
+// Shared helpers for tests: a small base scenario and ways to run it.
+#pragma once
+
+#include "sim/core/isolated.hpp"
+
+#include <string>
+#include <vector>
+
+namespace mlsim::fixtures {
+
+// One node, `gpus` A100s on NVLink 3, 16 cores, data in RAM, one decode stage
+// of `decode_ms` per sample, a roofline model of `gflop` forward GFLOP per sample.
+std::string base_scenario(int gpus = 1, double decode_ms = 1.0, double gflop = 1.0, double params = 0.0);
+
+// Runs the scenario (with overrides) in a child process and returns its JSON report.
+inline nlohmann::ordered_json run(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  return simulate_scenario_text(yaml, overrides, "test.yaml");
+}
+
+// Path of a file in the source tree.
+std::string source_path(const std::string& relative);
+
+} // namespace mlsim::fixtures
