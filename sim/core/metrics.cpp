@@ -240,6 +240,7 @@ RunMetrics compute_metrics(const Scenario& sc, const SimulationOutput& out) {
   double global_batch = static_cast<double>(sc.pipeline.batch_size) * out.ranks;
   m.throughput = m.step_mean > 0 ? global_batch / m.step_mean : 0;
   m.samples_consumed = global_batch * static_cast<double>(sc.run.steps);
+  m.dataset_samples = static_cast<double>(sc.dataset.samples);
   for (const auto& node : sc.nodes)
     m.cost_per_hour += node.price.value() * 3600.0 * node.count;
   op_figures(out, m);

@@ -55,7 +55,8 @@ struct RunMetrics {
   double memory_footprint = 0, memory_capacity = 0;
   double samples_consumed = 0;
   double padded_fraction = 0;
-  double cost_per_hour = 0;
+  double cost_per_hour = 0;   // all nodes of the scenario (trainers and data service)
+  double dataset_samples = 0;
   int ranks = 0;
   int workers_per_node = 0;
 };

@@ -43,6 +43,7 @@ nlohmann::ordered_json metrics_to_json(const RunMetrics& m) {
   j["pipeline_workers_per_node"] = m.workers_per_node;
   j["cost"] = {{"per_hour_usd", m.cost_per_hour},
                {"per_step_usd", m.cost_per_hour / 3600.0 * m.step_mean},
+               {"per_epoch_usd", m.throughput > 0 ? m.cost_per_hour / 3600.0 * m.dataset_samples / m.throughput : 0.0},
                {"per_million_samples_usd", m.throughput > 0 ? m.cost_per_hour / 3600.0 * 1e6 / m.throughput : 0.0}};
   return j;
 }

@@ -76,4 +76,27 @@ std::string render_text_report(const Scenario& sc, const RunMetrics& m) {
   return r;
 }
 
+std::string render_cores_needed(const CoresNeeded& c) {
+  std::string r = "\nCPU cores needed for a stall under 5 %";
+  if (!c.found)
+    return r + ": not reached (" + c.note + ")\n";
+  return r + fmt::format(": {:.1f} per accelerator ({} = {}; stall {}; {} extra simulations)\n", c.per_accelerator,
+                         c.varied, c.per_node, pct(c.stall_at_answer), c.simulations);
+}
+
+std::string render_recommendations(const std::vector<Recommendation>& recs) {
+  if (recs.empty())
+    return "";
+  std::string r = "\nRecommendations (each one simulated)\n";
+  for (size_t i = 0; i < recs.size(); ++i) {
+    const auto& x = recs[i];
+    r += fmt::format("  {}. {}: step {} -> {}, stall {} -> {}", i + 1, x.change, ms(x.step_before), ms(x.step_after),
+                     pct(x.stall_before), pct(x.stall_after));
+    if (x.cost_per_million_before > 0)
+      r += fmt::format(", {:.2f} -> {:.2f} USD per 1M samples", x.cost_per_million_before, x.cost_per_million_after);
+    r += "\n";
+  }
+  return r;
+}
+
 } // namespace mlsim

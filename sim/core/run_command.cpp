@@ -1,7 +1,10 @@
 // `mlsim run` and `mlsim check`.
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/commands.hpp"
+#include "sim/core/cores_needed.hpp"
+#include "sim/core/isolated.hpp"
 #include "sim/core/metrics.hpp"
+#include "sim/core/recommendations.hpp"
 #include "sim/core/report_json.hpp"
 #include "sim/core/report_text.hpp"
 #include "sim/core/simulation.hpp"
@@ -9,6 +12,7 @@
 
 #include <iostream>
 #include <memory>
+#include <optional>
 
 namespace mlsim {
 
@@ -18,6 +22,8 @@ struct RunArgs {
   std::vector<std::string> overrides;
   std::string json_out, trace_out;
   bool quiet = false;
+  bool no_recommendations = false;
+  bool no_cores_needed = false;
 };
 } // namespace
 
@@ -30,18 +36,36 @@ void add_run_command(CLI::App& app, CommandStatus& status) {
   run->add_option("--json", args->json_out, "Write the figures as JSON to this file");
   run->add_option("--trace", args->trace_out, "Write a Chrome/Perfetto trace to this file");
   run->add_flag("--quiet", args->quiet, "Do not print the text report");
+  run->add_flag("--no-recommendations", args->no_recommendations,
+                "Skip the simulated what-ifs at the end of the report (faster)");
+  run->add_flag("--no-cores-needed", args->no_cores_needed,
+                "Skip the search for the CPU cores per accelerator that remove the stall (faster)");
   run->callback([args, &status] {
     Scenario s = load_scenario_file(args->scenario, args->overrides);
+    // What-ifs run in child processes, before this process starts its own engine.
+    std::vector<Recommendation> recs;
+    std::optional<CoresNeeded> cores;
+    if (!args->no_recommendations || !args->no_cores_needed) {
+      auto base = simulate_file_in_child(args->scenario, args->overrides);
+      if (!args->no_cores_needed)
+        cores = find_cores_needed(args->scenario, args->overrides, s, base);
+      if (!args->no_recommendations)
+        recs = simulate_recommendations(args->scenario, args->overrides, s, base);
+    }
     SimulationOutput out = simulate(s);
     RunMetrics m = compute_metrics(s, out);
-    std::string json = metrics_to_json(m).dump(2) + "\n";
+    auto doc = metrics_to_json(m);
+    doc["cores_needed"] = cores ? cores_needed_to_json(*cores) : nlohmann::ordered_json(nullptr);
+    doc["recommendations"] = recommendations_to_json(recs);
+    std::string json = doc.dump(2) + "\n";
     std::string trace = args->trace_out.empty() ? std::string() : render_chrome_trace(out.recorder);
     if (!args->json_out.empty())
       write_file_atomically(args->json_out, json);
     if (!args->trace_out.empty())
       write_file_atomically(args->trace_out, trace);
     if (!args->quiet)
-      std::cout << render_text_report(s, m);
+      std::cout << render_text_report(s, m) << (cores ? render_cores_needed(*cores) : "")
+                << render_recommendations(recs);
     status.exit_code = 0;
   });
 }
