@@ -81,7 +81,20 @@ void stage_figures(const Scenario& sc, const SimulationOutput& out, RunMetrics& 
     f.utilization = f.capacity_samples_per_s > 0 ? std::min(1.0, m.throughput / f.capacity_samples_per_s) : 0;
     m.stages.push_back(f);
   }
+  double per_sample_total = 0;
+  for (const auto& st : sc.pipeline.stages) {
+    double n = rec.counter("stage." + st.name + ".samples");
+    if (n > 0)
+      per_sample_total += rec.counter("stage." + st.name + ".core_seconds") / n;
+  }
   double collate = rec.counter("stage.collate.core_seconds");
+  double batches_made = rec.counter("pipeline.batches");
+  if (collate > 0 && batches_made > 0)
+    per_sample_total += collate / (batches_made * static_cast<double>(sc.pipeline.batch_size));
+  if (per_sample_total > 0) {
+    m.pipeline_capacity = concurrency / per_sample_total * trainer_nodes;
+    m.pipeline_cpu_utilization = std::min(1.0, m.throughput / m.pipeline_capacity);
+  }
   if (collate > 0 && samples_total > 0) {
     StageFigure f;
     f.name = "collate";
@@ -163,20 +176,24 @@ void bottleneck(const Scenario& sc, const SimulationOutput& out, RunMetrics& m) 
   m.bottleneck_name = sc.trainer_node().accelerator.name;
   m.bottleneck_utilization = m.accelerator_utilization;
   double best = m.accelerator_utilization + 1e-9;
+  // The CPU stages share the workers' cores: their joint utilisation, named after the costliest stage.
+  const StageFigure* costliest = nullptr;
   for (const auto& s : m.stages)
-    if (s.utilization > best) {
-      best = s.utilization;
-      m.bottleneck_kind = "stage";
-      m.bottleneck_name = s.name;
-      m.bottleneck_utilization = s.utilization;
-    }
-  for (const auto& l : m.transfer_chain)
-    if (l.utilization > best) {
-      best = l.utilization;
-      m.bottleneck_kind = "link";
-      m.bottleneck_name = l.name;
-      m.bottleneck_utilization = l.utilization;
-    }
+    if (s.busy_share > 0 && (!costliest || s.busy_share > costliest->busy_share))
+      costliest = &s;
+  if (costliest && m.pipeline_cpu_utilization > best) {
+    best = m.pipeline_cpu_utilization;
+    m.bottleneck_kind = "stage";
+    m.bottleneck_name = costliest->name;
+    m.bottleneck_utilization = m.pipeline_cpu_utilization;
+  }
+  // Reading is the storage side of the chain: named by its link.
+  if (m.slowest_link.utilization > best) {
+    best = m.slowest_link.utilization;
+    m.bottleneck_kind = "link";
+    m.bottleneck_name = m.slowest_link.name;
+    m.bottleneck_utilization = m.slowest_link.utilization;
+  }
   // Exposed gradient communication larger than any other part: the collective's links.
   if (m.breakdown.collective > std::max({m.breakdown.device_compute, m.breakdown.input, m.breakdown.h2d})) {
     double util = 0;
@@ -246,6 +263,9 @@ RunMetrics compute_metrics(const Scenario& sc, const SimulationOutput& out) {
   op_figures(out, m);
   stage_figures(sc, out, m);
   transfer_chain(sc, out, m);
+  for (const auto& l : m.transfer_chain)
+    if (l.utilization > m.slowest_link.utilization || m.slowest_link.name.empty())
+      m.slowest_link = l;
   bottleneck(sc, out, m);
   return m;
 }

@@ -51,6 +51,9 @@ struct RunMetrics {
   double bottleneck_utilization = 0;
   std::vector<StageFigure> stages;
   std::vector<LinkFigure> transfer_chain;
+  LinkFigure slowest_link;                 // the chain's link closest to its capacity
+  double pipeline_capacity = 0;            // samples/s all CPU stages together can deliver
+  double pipeline_cpu_utilization = 0;     // throughput / pipeline_capacity
   std::vector<OpFigure> top_ops;
   double memory_footprint = 0, memory_capacity = 0;
   double samples_consumed = 0;

@@ -33,6 +33,11 @@ nlohmann::ordered_json metrics_to_json(const RunMetrics& m) {
     chain.push_back({{"name", l.name}, {"kind", l.kind}, {"capacity_bytes_per_s", l.capacity_bytes_per_s},
                      {"utilization", l.utilization}});
   j["transfer_chain"] = chain;
+  j["slowest_link"] = {{"name", m.slowest_link.name}, {"kind", m.slowest_link.kind},
+                       {"capacity_bytes_per_s", m.slowest_link.capacity_bytes_per_s},
+                       {"utilization", m.slowest_link.utilization}};
+  j["pipeline_capacity_samples_per_s"] = m.pipeline_capacity;
+  j["pipeline_cpu_utilization"] = m.pipeline_cpu_utilization;
   json ops = json::array();
   for (const auto& o : m.top_ops)
     ops.push_back({{"name", o.name}, {"kind", o.kind}, {"path", o.path}, {"time_fraction", o.time_fraction},

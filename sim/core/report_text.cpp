@@ -47,7 +47,9 @@ std::string render_text_report(const Scenario& sc, const RunMetrics& m) {
                    pct(m.bottleneck_utilization)));
   if (!m.stages.empty()) {
     line("");
-    line(fmt::format("Input pipeline ({} workers per node)", m.workers_per_node));
+    line(fmt::format("Input pipeline ({} workers per node): CPU stages together deliver up to {:.1f} samples/s, "
+                     "{} used",
+                     m.workers_per_node, m.pipeline_capacity, pct(m.pipeline_cpu_utilization)));
     line(fmt::format("  {:<20} {:>16} {:>12} {:>10}", "stage", "capacity/s", "utilisation", "CPU share"));
     for (const auto& s : m.stages)
       line(fmt::format("  {:<20} {:>16.1f} {:>12} {:>10}", s.name, s.capacity_samples_per_s, pct(s.utilization),
@@ -59,6 +61,7 @@ std::string render_text_report(const Scenario& sc, const RunMetrics& m) {
     for (const auto& l : m.transfer_chain)
       line(fmt::format("  {:<28} {:>14} {:>10}", l.name, format_rate(BytesPerSec(l.capacity_bytes_per_s)),
                        pct(l.utilization)));
+    line(fmt::format("  Slowest link: {} at {}", m.slowest_link.name, pct(m.slowest_link.utilization)));
   }
   if (!m.top_ops.empty()) {
     line("");

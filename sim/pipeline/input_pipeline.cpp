@@ -29,7 +29,7 @@ InputPipeline::InputPipeline(Setup setup)
     workers_ *= static_cast<int>(s_.queues.size());
   for (const auto& st : p.stages)
     if (st.kind == StageKind::read)
-      readers_ = st.parallelism;
+      readers_ = st.parallelism > 0 ? st.parallelism : (p.whole_batch_workers ? 0 : workers_);
   chunks_per_batch_ = p.whole_batch_workers ? 1
                       : p.chunks_per_batch > 0 ? p.chunks_per_batch
                                                : static_cast<int>(std::min<long>(workers_, p.batch_size));
@@ -190,13 +190,17 @@ void InputPipeline::work_loop(int worker) {
   uint32_t track = s_.recorder->intern(s_.node->name + "/worker" + std::to_string(worker));
   for (;;) {
     Chunk c = take(to_map_);
+    if (c.collate) {
+      collate_and_deliver(c.batch_id, track);
+      continue;
+    }
     if (readers_ == 0)
       read_chunk(c, sg4::this_actor::get_host(), track);
-    process_chunk(c, worker, track);
+    process_chunk(c, track);
   }
 }
 
-void InputPipeline::process_chunk(const Chunk& c, int worker, uint32_t track) {
+void InputPipeline::process_chunk(const Chunk& c, uint32_t track) {
   const PipelineSpec& p = s_.scenario->pipeline;
   auto* rec = s_.recorder;
   size_t stages = p.stages.size();
@@ -231,7 +235,18 @@ void InputPipeline::process_chunk(const Chunk& c, int worker, uint32_t track) {
   pend.max_bytes = std::max(pend.max_bytes, max_bytes);
   if (--pend.chunks_left > 0)
     return;
+  // Any free worker collates: the task goes to the head of the queue.
+  Chunk task;
+  task.batch_id = c.batch_id;
+  task.collate = true;
+  to_map_.items.push_front(std::move(task));
+  to_map_.available->release();
+}
 
+void InputPipeline::collate_and_deliver(long batch_id, uint32_t track) {
+  const PipelineSpec& p = s_.scenario->pipeline;
+  auto* rec = s_.recorder;
+  Pending& pend = pending_.at(batch_id);
   double shares = static_cast<double>(pend.gpus.size());
   Batch b;
   b.index = pend.index;
@@ -244,7 +259,7 @@ void InputPipeline::process_chunk(const Chunk& c, int worker, uint32_t track) {
     b.compute_scale = nominal > 0 ? pend.max_bytes / nominal : 1.0;
   }
   std::vector<int> gpus = pend.gpus;
-  pending_.erase(c.batch_id);
+  pending_.erase(batch_id);
   double collate = (p.batching.collate.for_sample(b.bytes, 0).value() +
                     p.batching.collate.per_sample.value() * (b.samples - 1)) * shares;
   if (collate > 0) {
@@ -259,7 +274,6 @@ void InputPipeline::process_chunk(const Chunk& c, int worker, uint32_t track) {
     s_.platform->transfer(here, s_.node->cpu, b.bytes * shares)->wait();
     rec->span(track, rec->intern("send batch"), rec->intern("input"), n0, sg4::Engine::get_clock());
   }
-  (void)worker;
   for (int g : gpus)
     s_.queues[static_cast<size_t>(g)]->push(b);
   rec->add("pipeline.batches", shares);

@@ -7,13 +7,16 @@
 //               `workers` in parallel and handed to all accelerators at once,
 //               as a distribution strategy does; pytorch / keras: one loader
 //               per accelerator, one worker per batch)
-//   readers     (when the read stage has `parallelism`) read chunks: random
+//   readers     (tf.data: `parallelism` of the read stage, default the workers,
+//               like interleave(num_parallel_calls); pytorch and keras
+//               workers read inline before mapping) read chunks: random
 //               accesses on the disk's operations resource, bytes on the disk
 //               (or over the NIC from remote storage, or from RAM when cached)
 //   workers     run the map stages of a chunk as one exec on one core of their
-//               host (the node's CPU, or a data-service node's), then collate a
-//               completed batch and push it into the buffer (over the network
-//               first when the workers are remote)
+//               host (the node's CPU, or a data-service node's); a completed
+//               batch becomes a collate task at the head of the queue, taken by
+//               the next free worker, which pushes the batch into the buffer
+//               (over the network first when the workers are remote)
 // Throughput of W workers on c cores of speed v with a per-sample cost x is
 // min(W, c) v / x; the chunk size changes only how work is split, not the rate.
 // Ignores: Python's GIL beyond what the framework preset implies, OS
@@ -58,6 +61,7 @@ private:
     std::vector<double> stored_bytes;
     bool from_ram = false;       // page cache or cache stage hit
     size_t first_stage = 0;      // stages before it were cached
+    bool collate = false;        // a task: collate the completed batch and hand it over
   };
   struct Pending {
     std::vector<int> gpus; // accelerators that receive a share of this batch
@@ -74,7 +78,8 @@ private:
   void read_loop(int reader);
   void work_loop(int worker);
   void read_chunk(const Chunk& c, simgrid::s4u::Host* where, uint32_t track);
-  void process_chunk(const Chunk& c, int worker, uint32_t track);
+  void process_chunk(const Chunk& c, uint32_t track);
+  void collate_and_deliver(long batch_id, uint32_t track);
   Chunk take(WorkQueue& q);
   void put(WorkQueue& q, Chunk c);
   std::vector<double> draw_batch(int gpu, long index);
