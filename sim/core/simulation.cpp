@@ -24,6 +24,9 @@ SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& opt
   StepContext ctx;
   ctx.accelerator = &trainer_spec.accelerator;
   ctx.batch_per_device = scenario.pipeline.batch_size;
+  // Host-placed ops: a reference core's rate (the CPU host's speed applies when they run).
+  ctx.host_core_peak = trainer_spec.cpu.core_flops;
+  ctx.host_sixteen_bit_slowdown = trainer_spec.cpu.fp16_emulation_factor;
   out.plan = plan_step(scenario.model, ctx);
 
   auto& nodes = platform.trainers();

@@ -12,13 +12,14 @@ StageCost parse_stage_cost(const ConfigNode& node) {
 }
 
 CpuSpec parse_cpu(const ConfigNode& node) {
-  node.allow_only({"preset", "name", "source", "cores", "core_speed", "fp16_emulation_factor", "stage_costs", "model",
+  node.allow_only({"preset", "name", "source", "cores", "core_speed", "fp16_emulation_factor", "core_flops", "stage_costs", "model",
                    "measured"});
   CpuSpec c;
   c.name = node.get_string("name", node.has("preset") ? node.get_string("preset") : "cpu");
   c.cores = static_cast<int>(node.get_integer("cores", std::nullopt, 1, 4096));
   c.core_speed = node.get_number("core_speed", 1.0, 1e-3, 1e3);
   c.fp16_emulation_factor = node.get_number("fp16_emulation_factor", 1.0, 1.0, 1e3);
+  c.core_flops = node.get_quantity<FlopsPerSec>("core_flops", FlopsPerSec(32e9));
   if (ConfigNode costs = node.child("stage_costs"); costs.defined())
     for (const auto& k : costs.keys())
       c.stage_costs[k] = parse_stage_cost(costs.child(k));

@@ -35,6 +35,9 @@ struct CpuSpec {
   int cores = 1;
   double core_speed = 1.0;
   double fp16_emulation_factor = 1.0;
+  // One reference core's dense fp32 matmul rate, for host-placed ops. The default is of the order a
+  // single-thread Eigen GEMM reaches on a current x86 core (mlsim calibrate measures it: host_gemm_fp32).
+  FlopsPerSec core_flops{32e9};
   std::map<std::string, StageCost> stage_costs; // from calibration profiles
 };
 

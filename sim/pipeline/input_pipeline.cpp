@@ -156,16 +156,21 @@ void InputPipeline::read_chunk(const Chunk& c, sg4::Host* where, uint32_t track)
   if (c.from_ram) {
     sg4::this_actor::exec_init(bytes)->set_host(s_.node->ram_bus)->wait();
   } else if (d.location == "remote") {
-    sg4::this_actor::exec_init(n)->set_host(s_.platform->storage_ops())->wait();
+    // Accesses and transfers of a chunk's files overlap (queued requests), each on its own resource.
+    sg4::ExecPtr ops = sg4::this_actor::exec_init(n); // keep the pointer: start() returns a raw one
+    ops->set_host(s_.platform->storage_ops())->start();
     s_.platform->transfer(s_.platform->storage_host(), where, bytes)->wait();
+    ops->wait();
     sg4::this_actor::sleep_for(n * s_.scenario->storage.latency.value());
   } else {
     const DiskHosts* disk = nullptr;
     for (const auto& dh : s_.node->disks)
       if (dh.spec->name == d.disk)
         disk = &dh;
-    sg4::this_actor::exec_init(n)->set_host(disk->ops)->wait();
+    sg4::ExecPtr ops = sg4::this_actor::exec_init(n);
+    ops->set_host(disk->ops)->start();
     disk->disk->read(static_cast<sg_size_t>(bytes));
+    ops->wait();
     sg4::this_actor::sleep_for(n * disk->spec->latency.value());
   }
   double t1 = sg4::Engine::get_clock();

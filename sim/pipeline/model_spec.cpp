@@ -1,8 +1,11 @@
 #include "sim/pipeline/model_spec.hpp"
 
-namespace mlsim {
+#include "sim/pipeline/step_graph/step_planner.hpp"
 
-ModelSpec parse_model(const ConfigNode& node) {
+namespace mlsim {
+namespace {
+
+ModelSpec parse_roofline(const ConfigNode& node) {
   node.allow_only({"name", "forward_flops_per_sample", "bytes_per_sample", "parameters", "dtype"});
   ModelSpec m;
   m.name = node.get_string("name", "model");
@@ -14,7 +17,7 @@ ModelSpec parse_model(const ConfigNode& node) {
   return m;
 }
 
-StepPlan plan_step(const ModelSpec& model, const StepContext& ctx) {
+StepPlan plan_roofline(const ModelSpec& model, const StepContext& ctx) {
   const AcceleratorSpec& acc = *ctx.accelerator;
   auto it = acc.matrix_peak.find(model.dtype);
   FlopsPerSec peak = it != acc.matrix_peak.end() ? it->second : acc.vector_peak_for(model.dtype);
@@ -25,17 +28,47 @@ StepPlan plan_step(const ModelSpec& model, const StepContext& ctx) {
   PlannedOp op;
   op.name = model.name + "/step";
   op.kind = "matmul";
-  op.path = it != acc.matrix_peak.end() ? "tensor core" : "CUDA core";
+  op.path = it != acc.matrix_peak.end() ? acc.matrix_path_name() : acc.vector_path_name();
   op.duration = max(compute, memory);
   op.sixteen_bit = is_16bit(model.dtype);
   op.utilization = op.duration.value() > 0 ? (work / op.duration) / peak : 0.0;
+  op.flops = op.executed_flops = work;
+  op.bytes = traffic;
+  op.dtype = to_string(model.dtype);
+  op.phase = "forward";
+  op.layer = model.name;
   StepPlan plan;
   plan.ops.push_back(op);
   if (model.parameters > 0)
     plan.buckets.push_back({Bytes(model.parameters * 4.0), 0});
   plan.optimizer_begin = plan.ops.size();
+  plan.critical_path = op.duration;
   plan.memory_capacity = acc.memory_size;
   return plan;
+}
+
+} // namespace
+
+ModelSpec parse_model(const ConfigNode& node) {
+  if (node.has("forward_flops_per_sample")) {
+    for (const char* other : {"preset", "layers", "ops"})
+      if (node.has(other))
+        node.child(other).fail("either forward_flops_per_sample (a roofline) or a " + std::string(other) +
+                                   " model, not both",
+                               "both");
+    return parse_roofline(node);
+  }
+  ModelSpec m;
+  m.graph = parse_graph_model(node);
+  m.name = m.graph->name;
+  return m;
+}
+
+StepPlan plan_step(const ModelSpec& model, const StepContext& ctx) {
+  if (!model.graph)
+    return plan_roofline(model, ctx);
+  HostSpeed host{ctx.host_core_peak, ctx.host_sixteen_bit_slowdown};
+  return plan_graph_step(*model.graph, *ctx.accelerator, ctx.batch_per_device, host);
 }
 
 } // namespace mlsim

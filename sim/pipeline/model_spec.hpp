@@ -1,25 +1,35 @@
 // The `model:` section of a scenario and the planning of one training step.
 //
-// Minimal form: a per-sample roofline. forward FLOPs f and bytes m per
-// sample; a training step costs 3f FLOP (forward + 2x backward) per sample at
-// the dtype's peak, or its bytes at HBM bandwidth, whichever is slower.
-// Gradients (parameters x 4 bytes) are all-reduced in one bucket at the end.
+// Two families of forms:
+//  - explicit roofline (quick scenarios): forward FLOPs f and bytes m per
+//    sample; a step costs 3f FLOP per sample (forward + 2x backward) at the
+//    dtype's peak, or its bytes at HBM bandwidth, whichever is slower;
+//    gradients (parameters x 4 bytes) are all-reduced in one bucket at the end.
+//      model: {forward_flops_per_sample: 4.1 GFLOP, bytes_per_sample: 100 MB, parameters: 25.6e6, dtype: fp16}
+//  - a step graph (sim/pipeline/step_graph/): a preset, a layer list or an op
+//    list, planned op by op (see step_graph/graph_model.hpp for the keys).
+//      model: {preset: resnet50, precision: mixed_fp16, stack: native}
 #pragma once
 
 #include "sim/core/config_node.hpp"
 #include "sim/hardware/accelerator.hpp"
+#include "sim/pipeline/step_graph/graph_model.hpp"
 #include "sim/pipeline/step_plan.hpp"
 
+#include <optional>
 #include <string>
 
 namespace mlsim {
 
 struct ModelSpec {
   std::string name;
+  // The explicit roofline form:
   Flops forward_flops_per_sample{0.0};
   Bytes bytes_per_sample{0.0};
   double parameters = 0.0;
   DType dtype = DType::fp32;
+  // The step-graph forms (set when the model is a preset, a layer list or an op list):
+  std::optional<GraphModel> graph;
 };
 
 ModelSpec parse_model(const ConfigNode& node);
@@ -27,8 +37,14 @@ ModelSpec parse_model(const ConfigNode& node);
 struct StepContext {
   const AcceleratorSpec* accelerator = nullptr;
   long batch_per_device = 1;
+  // Host-placed ops: one core's fp32 peak (a 2 GHz core with one 8-wide FMA
+  // port = 32 GFLOP/s; the CPU model or calibration should supply the real one)
+  // and how much slower 16-bit arithmetic runs there (emulated on most CPUs).
+  FlopsPerSec host_core_peak{32e9};
+  double host_sixteen_bit_slowdown = 1.0;
 };
 
+// Throws InputError when the step does not fit in the accelerator's memory.
 StepPlan plan_step(const ModelSpec& model, const StepContext& ctx);
 
 } // namespace mlsim

@@ -28,6 +28,14 @@ struct PlannedOp {
   Bytes to_host{0.0};        // host ops: bytes copied device->host before the op
   bool sixteen_bit = false;  // computes in fp16/bf16
   double utilization = 0.0;  // useful FLOP/s over the path's peak
+  // Added by the step graph (zero for the placeholder roofline):
+  Flops flops{0.0};          // useful FLOPs
+  Flops executed_flops{0.0}; // FLOPs the path computes, padding included (matrix unit)
+  Bytes bytes{0.0};          // HBM traffic (device ops)
+  std::string dtype;         // compute dtype: fp32, tf32, fp16, bf16
+  std::string phase;         // forward, backward, optimizer
+  std::string layer;         // the layer it came from
+  std::string note;          // why a cast exists, or which stack rule applied
 };
 
 struct GradientBucket {
@@ -41,6 +49,10 @@ struct StepPlan {
   size_t optimizer_begin = 0; // first op that waits for all gradients
   Bytes memory_footprint{0.0};
   Bytes memory_capacity{0.0};
+  // Added by the step graph:
+  size_t backward_begin = 0;    // first backward op
+  Seconds critical_path{0.0};   // longest dependency chain (unlimited streams)
+  Bytes weights_bytes{0.0}, gradients_bytes{0.0}, optimizer_state_bytes{0.0}, activations_bytes{0.0};
 };
 
 } // namespace mlsim

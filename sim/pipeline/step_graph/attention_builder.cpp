@@ -1,0 +1,72 @@
+// Multi-head self-attention on [S, D] with H heads (head width d = D/H):
+// QKV projection, scores Q K^T (B*H batched S x S x d), softmax in fp32 under
+// mixed precision, context P V, output projection. The scores and context
+// GEMMs are counted in full (no causal halving), as dense kernels run them.
+#include "sim/core/errors.hpp"
+#include "sim/pipeline/step_graph/layer_builders.hpp"
+
+namespace mlsim {
+
+LayerOutput build_attention(const LayerSpec& l, const Shape& in, long batch) {
+  if (in.size() != 2)
+    throw InputError("", "model.layers '" + l.name + "' (attention)", "a sequence input [length, width]",
+                     "input shape " + to_string(in));
+  long s = in[0], d_model = in[1];
+  if (d_model % l.heads != 0)
+    throw InputError("", "model.layers '" + l.name + "'.heads", "a head count that divides the width " +
+                     std::to_string(d_model), std::to_string(l.heads));
+  long head = d_model / l.heads;
+  double b = static_cast<double>(batch), S = static_cast<double>(s), D = static_cast<double>(d_model);
+  auto make = [&](const std::string& suffix, OpKind kind, PrecisionClass pc) {
+    Op op;
+    op.name = l.name + "/" + suffix;
+    op.layer = l.name;
+    op.kind = kind;
+    op.precision_class = pc;
+    op.placement = l.placement;
+    return op;
+  };
+  LayerOutput out;
+  out.shape = in;
+
+  Op qkv = make("qkv", OpKind::matmul, PrecisionClass::matrix);
+  qkv.dims = {{"batch", batch}, {"m", batch * s}, {"n", 3 * d_model}, {"k", d_model}};
+  qkv.flops = Flops(2.0 * b * S * D * 3.0 * D);
+  qkv.in_elements = b * S * D;
+  qkv.out_elements = 3.0 * b * S * D;
+  qkv.owned_parameters = 3.0 * D * D + 3.0 * D;
+  qkv.param_elements = qkv.owned_parameters;
+  out.ops.push_back(qkv);
+
+  Op scores = make("scores", OpKind::matmul, PrecisionClass::matrix);
+  scores.dims = {{"batch", batch}, {"m", s}, {"n", s}, {"k", head}};
+  scores.flops = Flops(2.0 * b * S * S * D);
+  scores.in_elements = 2.0 * b * S * D;
+  scores.out_elements = b * l.heads * S * S;
+  out.ops.push_back(scores);
+
+  Op softmax = make("softmax", OpKind::reduction, PrecisionClass::needs_fp32);
+  softmax.in_elements = 2.0 * scores.out_elements; // max pass + normalising pass
+  softmax.out_elements = scores.out_elements;
+  softmax.flops = Flops(5.0 * scores.out_elements);
+  out.ops.push_back(softmax);
+
+  Op context = make("context", OpKind::matmul, PrecisionClass::matrix);
+  context.dims = {{"batch", batch}, {"m", s}, {"n", head}, {"k", s}};
+  context.flops = Flops(2.0 * b * S * S * D);
+  context.in_elements = scores.out_elements + b * S * D;
+  context.out_elements = b * S * D;
+  out.ops.push_back(context);
+
+  Op proj = make("out_proj", OpKind::matmul, PrecisionClass::matrix);
+  proj.dims = {{"batch", batch}, {"m", batch * s}, {"n", d_model}, {"k", d_model}};
+  proj.flops = Flops(2.0 * b * S * D * D);
+  proj.in_elements = b * S * D;
+  proj.out_elements = b * S * D;
+  proj.owned_parameters = D * D + D;
+  proj.param_elements = proj.owned_parameters;
+  out.ops.push_back(proj);
+  return out;
+}
+
+} // namespace mlsim

@@ -1,0 +1,180 @@
+#include "sim/pipeline/step_graph/backward_rules.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace mlsim {
+
+Optimizer parse_optimizer(const ConfigNode& node) {
+  std::string s = node.as_string();
+  for (auto o : {Optimizer::sgd, Optimizer::momentum, Optimizer::rmsprop, Optimizer::adam})
+    if (to_string(o) == s)
+      return o;
+  node.fail("one of sgd, momentum, rmsprop, adam", node.quoted());
+}
+
+std::string to_string(Optimizer o) {
+  switch (o) {
+  case Optimizer::sgd: return "sgd";
+  case Optimizer::momentum: return "momentum";
+  case Optimizer::rmsprop: return "rmsprop";
+  case Optimizer::adam: return "adam";
+  }
+  return "?";
+}
+
+int optimizer_state_tensors(Optimizer o) {
+  switch (o) {
+  case Optimizer::sgd: return 0;
+  case Optimizer::momentum: return 1;
+  case Optimizer::rmsprop: return 1;
+  case Optimizer::adam: return 2;
+  }
+  return 0;
+}
+
+namespace {
+constexpr size_t kNone = std::numeric_limits<size_t>::max();
+
+// FLOPs per weight of one update step (a few multiply-adds and, for RMSprop/Adam, a sqrt and a division).
+double optimizer_flops_per_weight(Optimizer o) {
+  switch (o) {
+  case Optimizer::sgd: return 2.0;
+  case Optimizer::momentum: return 4.0;
+  case Optimizer::rmsprop: return 6.0;
+  case Optimizer::adam: return 12.0;
+  }
+  return 2.0;
+}
+
+Op backward_of(const Op& fwd, const std::string& suffix) {
+  Op b = fwd;
+  b.name = fwd.name + "/" + suffix;
+  b.phase = Phase::backward;
+  b.owned_parameters = 0.0;
+  b.in_dtype = fwd.out_dtype;
+  b.out_dtype = fwd.in_dtype;
+  b.reads_model_input = false;
+  return b;
+}
+
+Op input_gradient(const Op& fwd) {
+  Op b = backward_of(fwd, "dgrad");
+  b.in_elements = fwd.out_elements;
+  b.out_elements = fwd.in_elements;
+  b.param_elements = fwd.param_elements; // reads the weights
+  auto& d = b.dims;
+  if (fwd.kind == OpKind::conv && d.count("in_channels")) {
+    long kernel_area = d["k"] / std::max(1L, d["in_channels"]);
+    std::swap(d["in_channels"], d["out_channels"]);
+    d["n"] = d["out_channels"];
+    d["k"] = d["in_channels"] * kernel_area;
+  } else if (d.count("n") && d.count("k")) {
+    std::swap(d["n"], d["k"]);
+  }
+  return b;
+}
+
+Op weight_gradient(const Op& fwd) {
+  Op b = backward_of(fwd, "wgrad");
+  b.in_elements = fwd.out_elements + fwd.in_elements; // output gradient and saved input
+  b.out_elements = 0.0;
+  b.param_elements = fwd.owned_parameters; // writes the weight gradient
+  return b;
+}
+
+Op generic_gradient(const Op& fwd) {
+  Op b = backward_of(fwd, fwd.kind == OpKind::cast ? "cast_back" : "grad");
+  if (fwd.kind == OpKind::cast) {
+    b.in_elements = fwd.out_elements;
+    b.out_elements = fwd.in_elements;
+  } else {
+    b.in_elements = fwd.out_elements + fwd.in_elements;
+    b.out_elements = fwd.in_elements;
+    b.param_elements = fwd.owned_parameters; // parameter gradients (norm scales, embedding tables)
+  }
+  return b;
+}
+} // namespace
+
+TrainingGraph add_backward_and_optimizer(const OpGraph& forward, Optimizer optimizer, DType master) {
+  TrainingGraph t;
+  t.graph = forward;
+  OpGraph& g = t.graph;
+  size_t n = forward.ops.size();
+
+  std::vector<bool> needs_grad(n, false);
+  for (const auto& e : forward.edges)
+    if (e.weight)
+      needs_grad[e.from] = true;
+  for (size_t i = 0; i < n; ++i) {
+    needs_grad[i] = needs_grad[i] || forward.ops[i].owned_parameters > 0;
+    for (size_t p : forward.producers(i))
+      needs_grad[i] = needs_grad[i] || needs_grad[p];
+  }
+
+  t.backward_begin = g.ops.size();
+  std::vector<size_t> grad_in(n, kNone), grad_w(n, kNone);
+  for (size_t r = n; r-- > 0;) {
+    if (!needs_grad[r])
+      continue;
+    const Op& fwd = forward.ops[r];
+    std::vector<size_t> upstream;
+    for (const auto& e : forward.edges)
+      if (e.from == r) {
+        size_t u = e.weight ? grad_w[e.to] : grad_in[e.to];
+        if (u != kNone)
+          upstream.push_back(u);
+      }
+    bool upstream_needs = false;
+    for (size_t p : forward.producers(r))
+      upstream_needs = upstream_needs || needs_grad[p];
+    std::vector<size_t> made;
+    if (is_matrix_kind(fwd.kind)) {
+      if (upstream_needs)
+        made.push_back(grad_in[r] = g.add(input_gradient(fwd)));
+      bool has_weights = fwd.param_elements > 0; // tied weights (no owned parameters) still get a gradient
+      if (has_weights)
+        made.push_back(grad_w[r] = g.add(weight_gradient(fwd)));
+    } else {
+      size_t b = g.add(generic_gradient(fwd));
+      made.push_back(b);
+      grad_in[r] = grad_w[r] = b;
+    }
+    for (size_t b : made) {
+      g.connect(r, b); // saved activations
+      for (size_t u : upstream)
+        g.connect(u, b);
+    }
+  }
+
+  for (size_t i = 0; i < n; ++i) {
+    const Op& fwd = forward.ops[i];
+    if (fwd.owned_parameters <= 0)
+      continue;
+    auto weight_sources = forward.producers(i, true);
+    size_t ready = weight_sources.empty() ? grad_w[i] : grad_w[weight_sources.front()];
+    t.gradients.push_back({ready, fwd.owned_parameters});
+  }
+  std::sort(t.gradients.begin(), t.gradients.end(),
+            [](const GradientReady& a, const GradientReady& b) { return a.op < b.op; });
+
+  t.optimizer_begin = g.ops.size();
+  double states = optimizer_state_tensors(optimizer);
+  for (const auto& grad : t.gradients) {
+    Op u;
+    u.layer = g.ops[grad.op].layer;
+    u.name = u.layer + "/update_" + to_string(optimizer);
+    u.kind = OpKind::elementwise;
+    u.phase = Phase::optimizer;
+    u.placement = g.ops[grad.op].placement;
+    u.compute_dtype = u.in_dtype = u.out_dtype = u.param_dtype = master;
+    u.in_elements = grad.parameters * (2.0 + states);  // weights, gradient, state
+    u.out_elements = grad.parameters * (1.0 + states); // weights, state
+    u.flops = Flops(grad.parameters * optimizer_flops_per_weight(optimizer));
+    g.connect(grad.op, g.add(u));
+  }
+  return t;
+}
+
+} // namespace mlsim

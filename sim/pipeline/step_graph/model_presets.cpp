@@ -1,0 +1,220 @@
+#include "sim/pipeline/step_graph/model_presets.hpp"
+
+#include "sim/core/errors.hpp"
+
+#include <map>
+
+namespace mlsim {
+namespace {
+
+// Small constructors so the layer lists below read like the papers' tables.
+LayerSpec layer(const std::string& type, const std::string& name, std::vector<std::string> inputs = {}) {
+  LayerSpec l;
+  l.type = type;
+  l.name = name;
+  l.inputs = std::move(inputs);
+  if (type.ends_with("pool"))
+    l.padding = "valid";
+  return l;
+}
+LayerSpec conv(const std::string& name, long filters, int kernel, int stride = 1, const std::string& act = "",
+               bool bias = true, std::vector<std::string> inputs = {}) {
+  LayerSpec l = layer("conv2d", name, std::move(inputs));
+  l.filters = filters;
+  l.kernel = kernel;
+  l.stride = stride;
+  l.activation = act;
+  l.bias = bias;
+  return l;
+}
+LayerSpec pool(const std::string& type, const std::string& name, int size, int stride = 0,
+               const std::string& padding = "valid") {
+  LayerSpec l = layer(type, name);
+  l.kernel = size;
+  l.stride = stride;
+  l.padding = padding;
+  return l;
+}
+LayerSpec dense(const std::string& name, long units, const std::string& act = "", bool bias = true) {
+  LayerSpec l = layer("dense", name);
+  l.units = units;
+  l.activation = act;
+  l.bias = bias;
+  return l;
+}
+LayerSpec act(const std::string& name, const std::string& fn) {
+  LayerSpec l = layer("activation", name);
+  l.activation = fn;
+  return l;
+}
+LayerSpec dropout(const std::string& name, double rate, std::vector<std::string> inputs = {}) {
+  LayerSpec l = layer("dropout", name, std::move(inputs));
+  l.rate = rate;
+  return l;
+}
+LayerSpec loss(const std::string& kind) {
+  LayerSpec l = layer("loss", "loss");
+  l.loss = kind;
+  return l;
+}
+
+ModelPreset case4_cnn(const PresetOptions&) {
+  ModelPreset p{{}, {224, 336, 3}};
+  auto& L = p.layers;
+  long filters[] = {32, 32, 64, 64};
+  for (int i = 0; i < 4; ++i) {
+    L.push_back(conv("conv" + std::to_string(i + 1), filters[i], 3, 1, "relu"));
+    L.push_back(pool("max_pool", "pool" + std::to_string(i + 1), 2));
+  }
+  L.push_back(pool("avg_pool", "avg_pool", 2));
+  L.push_back(layer("flatten", "flatten"));
+  L.push_back(dense("dense", 1, "sigmoid"));
+  L.push_back(loss("binary_crossentropy"));
+  return p;
+}
+
+ModelPreset unet(const PresetOptions& o) {
+  ModelPreset p{{}, {128, 128, 3}};
+  auto& L = p.layers;
+  std::vector<std::string> skips;
+  auto double_conv = [&](const std::string& name, long filters) {
+    L.push_back(conv(name + "_a", filters, 3, 1, "leaky_relu"));
+    L.push_back(conv(name + "_b", filters, 3, 1, "leaky_relu"));
+  };
+  for (int level = 0; level < o.depth; ++level) {
+    std::string name = "down" + std::to_string(level);
+    double_conv(name, o.filters << level);
+    std::string skip = name + "_b";
+    if (level == o.depth - 1 && o.dropout > 0) { // dropout on the deepest levels, as in the common Keras U-Net
+      L.push_back(dropout(name + "_dropout", o.dropout));
+      skip = name + "_dropout";
+    }
+    skips.push_back(skip);
+    L.push_back(pool("max_pool", name + "_pool", 2));
+  }
+  double_conv("bottom", o.filters << o.depth);
+  if (o.dropout > 0)
+    L.push_back(dropout("bottom_dropout", o.dropout));
+  for (int level = o.depth - 1; level >= 0; --level) {
+    std::string name = "up" + std::to_string(level);
+    LayerSpec up = layer("conv2d_transpose", name + "_upconv");
+    up.filters = o.filters << level;
+    up.kernel = 2;
+    up.stride = 2;
+    up.activation = "leaky_relu";
+    L.push_back(up);
+    L.push_back(layer("concat", name + "_concat", {skips[static_cast<size_t>(level)], name + "_upconv"}));
+    double_conv(name, o.filters << level);
+  }
+  L.push_back(conv("output", o.classes > 0 ? o.classes : 1, 1, 1, "sigmoid"));
+  L.push_back(loss("binary_crossentropy"));
+  return p;
+}
+
+// conv (no bias) + batch norm (+ ReLU), the ResNet building unit.
+void conv_bn(std::vector<LayerSpec>& L, const std::string& name, long filters, int kernel, int stride, bool relu,
+             std::vector<std::string> inputs = {}) {
+  L.push_back(conv(name, filters, kernel, stride, "", false, std::move(inputs)));
+  L.push_back(layer("batch_norm", name + "_bn"));
+  if (relu)
+    L.push_back(act(name + "_relu", "relu"));
+}
+
+ModelPreset resnet(const PresetOptions& o, bool bottleneck, const std::vector<int>& blocks) {
+  ModelPreset p{{}, {224, 224, 3}};
+  auto& L = p.layers;
+  conv_bn(L, "conv1", 64, 7, 2, true);
+  L.push_back(pool("max_pool", "pool1", 3, 2, "same"));
+  std::string x = "pool1";
+  for (size_t stage = 0; stage < blocks.size(); ++stage) {
+    long width = 64L << stage;
+    long out = bottleneck ? 4 * width : width;
+    for (int b = 0; b < blocks[stage]; ++b) {
+      std::string n = "layer" + std::to_string(stage + 1) + "." + std::to_string(b);
+      int stride = (b == 0 && stage > 0) ? 2 : 1;
+      bool project = b == 0 && (stride != 1 || bottleneck);
+      std::string shortcut = x;
+      if (project) {
+        conv_bn(L, n + "_downsample", out, 1, stride, false, {x});
+        shortcut = n + "_downsample_bn";
+      }
+      if (bottleneck) {
+        conv_bn(L, n + "_conv1", width, 1, 1, true, {x});
+        conv_bn(L, n + "_conv2", width, 3, stride, true);
+        conv_bn(L, n + "_conv3", out, 1, 1, false);
+      } else {
+        conv_bn(L, n + "_conv1", width, 3, stride, true, {x});
+        conv_bn(L, n + "_conv2", width, 3, 1, false);
+      }
+      L.push_back(layer("add", n + "_add", {shortcut, L.back().name}));
+      L.push_back(act(n + "_relu", "relu"));
+      x = n + "_relu";
+    }
+  }
+  L.push_back(layer("global_avg_pool", "avgpool"));
+  L.push_back(dense("fc", o.classes > 0 ? o.classes : 1000));
+  L.push_back(loss("softmax_crossentropy"));
+  return p;
+}
+
+ModelPreset vgg16(const PresetOptions& o) {
+  ModelPreset p{{}, {224, 224, 3}};
+  auto& L = p.layers;
+  std::vector<std::vector<long>> stages{{64, 64}, {128, 128}, {256, 256, 256}, {512, 512, 512}, {512, 512, 512}};
+  for (size_t s = 0; s < stages.size(); ++s) {
+    for (size_t i = 0; i < stages[s].size(); ++i)
+      L.push_back(conv("conv" + std::to_string(s + 1) + "_" + std::to_string(i + 1), stages[s][i], 3, 1, "relu"));
+    L.push_back(pool("max_pool", "pool" + std::to_string(s + 1), 2));
+  }
+  L.push_back(layer("flatten", "flatten"));
+  L.push_back(dense("fc6", 4096, "relu"));
+  L.push_back(dropout("drop6", 0.5));
+  L.push_back(dense("fc7", 4096, "relu"));
+  L.push_back(dropout("drop7", 0.5));
+  L.push_back(dense("fc8", o.classes > 0 ? o.classes : 1000));
+  L.push_back(loss("softmax_crossentropy"));
+  return p;
+}
+
+} // namespace
+
+ModelPreset transformer_preset(const std::string& name, const PresetOptions& o); // model_presets_transformers.cpp
+
+const std::vector<std::string>& model_preset_names() {
+  static const std::vector<std::string> names{"bert_base", "case4_cnn", "gpt2_small", "resnet18",
+                                              "resnet50",  "unet",      "vgg16"};
+  return names;
+}
+
+std::vector<std::string> model_preset_options(const std::string& name) {
+  if (name == "unet")
+    return {"classes", "depth", "filters", "dropout"};
+  if (name == "bert_base" || name == "gpt2_small")
+    return {"sequence"};
+  if (name == "case4_cnn")
+    return {};
+  return {"classes"};
+}
+
+ModelPreset model_preset(const std::string& name, const PresetOptions& o, const Shape& input) {
+  ModelPreset p;
+  if (name == "case4_cnn")
+    p = case4_cnn(o);
+  else if (name == "unet")
+    p = unet(o);
+  else if (name == "resnet18")
+    p = resnet(o, false, {2, 2, 2, 2});
+  else if (name == "resnet50")
+    p = resnet(o, true, {3, 4, 6, 3});
+  else if (name == "vgg16")
+    p = vgg16(o);
+  else if (name == "bert_base" || name == "gpt2_small")
+    p = transformer_preset(name, o);
+  else
+    throw InternalError("unknown model preset '" + name + "'");
+  if (!input.empty())
+    p.input = input;
+  return p;
+}
+
+} // namespace mlsim

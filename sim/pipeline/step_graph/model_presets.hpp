@@ -1,0 +1,43 @@
+// Model presets: layer lists computed from a few shape options.
+//
+// The presets are builder code rather than YAML because their layer lists are
+// generated (ResNet-50 has 16 bottleneck blocks, GPT-2 twelve transformer
+// blocks); each is a plain list of LayerSpec a scenario could also write out.
+//   case4_cnn   SEED-CASES.md case 4 (Keras CNN on 224x336x3, Dense 1 + sigmoid)
+//   unet        SEED-CASES.md case 5: depth 4, Conv2D / Conv2DTranspose /
+//               dropout / leaky ReLU / max pooling / concat, no batch norm
+//               (Ronneberger et al. 2015 layout with "same" padding)
+//   resnet18, resnet50   He et al. 2016, torchvision layout (stride on the 3x3, "v1.5")
+//   vgg16       Simonyan & Zisserman 2015, configuration D
+//   bert_base   Devlin et al. 2019: 12 layers, width 768, 12 heads, MLM head
+//   gpt2_small  Radford et al. 2019: 12 layers, width 768, 12 heads, tied LM head
+#pragma once
+
+#include "sim/pipeline/step_graph/layer_spec.hpp"
+
+#include <string>
+#include <vector>
+
+namespace mlsim {
+
+struct PresetOptions {
+  long classes = 0;      // 0: the preset's default
+  int depth = 4;         // unet
+  long filters = 64;     // unet base filters
+  double dropout = 0.5;  // unet
+  long sequence = 0;     // transformers: tokens per sample (0: the preset's default)
+};
+
+struct ModelPreset {
+  std::vector<LayerSpec> layers;
+  Shape input; // default input shape per sample
+};
+
+// The preset names, sorted.
+const std::vector<std::string>& model_preset_names();
+// The options (YAML keys) each preset accepts.
+std::vector<std::string> model_preset_options(const std::string& name);
+// `input` overrides the default input shape when not empty. Throws InternalError for an unknown name.
+ModelPreset model_preset(const std::string& name, const PresetOptions& options, const Shape& input = {});
+
+} // namespace mlsim

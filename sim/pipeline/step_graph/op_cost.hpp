@@ -1,0 +1,51 @@
+// The time of one op on the accelerator: a roofline with a fast-path rule.
+//
+//   executed FLOPs = useful FLOPs x padding (matrix unit: product over the
+//                    mapped dims of ceil(d / size) * size / d; else 1)
+//   t = launch_overhead + max(executed FLOPs / peak(path, dtype),
+//                             bytes / HBM bandwidth) / efficiency(kind)
+// The path: matmul/conv whose compute dtype has a matrix peak take the matrix
+// path if the tensor-core alignment rule holds (or always, padded, on a
+// matrix unit) and the stack does not keep them off it; everything else runs
+// on the vector path at the dtype's vector peak.
+// utilization = useful FLOPs / (t x peak of the path taken);
+// matrix_unit_utilization = useful / executed FLOPs (the padding waste alone).
+// Host ops: t = FLOPs / host core peak (x a slowdown for 16-bit, which most
+// CPUs emulate), in core-seconds.
+// Reference: Williams, Waterman & Patterson, "Roofline", CACM 52(4), 2009;
+// NVIDIA Deep Learning Performance Guide (tensor-core dims); Cloud TPU
+// performance guide (padding to the 128x128 matrix unit).
+#pragma once
+
+#include "sim/hardware/accelerator.hpp"
+#include "sim/pipeline/step_graph/op.hpp"
+
+#include <string>
+
+namespace mlsim {
+
+struct OpCost {
+  Seconds duration{0.0};
+  std::string path;
+  bool matrix_path = false;
+  Flops executed_flops{0.0};
+  FlopsPerSec peak{0.0};
+  Bytes bytes{0.0};
+  double utilization = 0.0;
+  double matrix_unit_utilization = 1.0;
+};
+
+// Whether every dim the accelerator's rule names for this op kind is a multiple of the alignment.
+bool meets_alignment(const Op& op, const AcceleratorSpec& acc);
+// Executed / useful FLOPs on a matrix unit (1 when the accelerator has none).
+double matrix_unit_padding(const Op& op, const AcceleratorSpec& acc);
+
+OpCost cost_device_op(const Op& op, const AcceleratorSpec& acc);
+
+struct HostSpeed {
+  FlopsPerSec core_peak{32e9};    // one core, fp32
+  double sixteen_bit_slowdown = 1.0; // 16-bit arithmetic emulated in software costs this much more
+};
+OpCost cost_host_op(const Op& op, const HostSpeed& host);
+
+} // namespace mlsim

@@ -1,0 +1,40 @@
+// Precision policies: which dtype each forward op computes and stores in, and
+// the casts inserted where dtypes meet.
+//
+//   fp32        everything fp32
+//   tf32        matmul/conv compute in TF32 (stored as fp32); the rest fp32
+//   fp16        "pure" half: a framework's float type set to float16 — every
+//               op, weight and optimizer state in fp16 (Keras set_floatx)
+//   mixed_fp16 / mixed_bf16
+//               matmul/conv in 16-bit; elementwise ops follow their input;
+//               softmax, layer norm, losses and reductions in fp32; fp32 master
+//               weights, cast to 16-bit for each weighted op every step
+//               (Micikevicius et al., "Mixed Precision Training", ICLR 2018;
+//               PyTorch autocast op lists)
+// A cast reads n elements in one dtype and writes n in another: a memory-bound
+// op of n * (size_in + size_out) bytes. The stack profile may wrap a 16-bit op
+// in casts to and from fp32 (its fp32 fallback path). Ignores: loss scaling,
+// casts fused into neighbouring kernels.
+#pragma once
+
+#include "sim/core/config_node.hpp"
+#include "sim/pipeline/step_graph/op_graph.hpp"
+#include "sim/pipeline/step_graph/stack_profile.hpp"
+
+namespace mlsim {
+
+enum class PrecisionPolicy { fp32, tf32, fp16, mixed_fp16, mixed_bf16 };
+std::string to_string(PrecisionPolicy p);
+PrecisionPolicy parse_precision(const ConfigNode& node);
+// The dtype weights are kept (and updated) in: fp16 for pure fp16, else fp32.
+DType master_dtype(PrecisionPolicy p);
+// The dtype of the weight gradients that are all-reduced (the master dtype).
+inline DType gradient_dtype(PrecisionPolicy p) { return master_dtype(p); }
+// Whether each weighted op reads a 16-bit copy of fp32 master weights.
+bool keeps_16bit_weight_copies(PrecisionPolicy p);
+
+// The forward graph with dtypes assigned and casts inserted. `input_dtype` is
+// the dtype of the batch as it arrives on the device.
+OpGraph apply_precision(const OpGraph& forward, PrecisionPolicy policy, const StackProfile& stack, DType input_dtype);
+
+} // namespace mlsim

@@ -1,0 +1,42 @@
+// A software stack (CUDA / cuDNN / framework versions) as data: which path
+// each op kind's kernels take when the model asks for 16-bit arithmetic.
+//
+//   native          the kernel computes in the 16-bit dtype; matmul/conv take
+//                   the matrix path when the accelerator's fast-path rule holds
+//   vector          16-bit arithmetic on the vector path only (no tensor cores)
+//   fp32_with_casts the kernel computes in fp32: its 16-bit inputs (and weights)
+//                   are cast to fp32 and its output back to 16-bit, each cast a
+//                   memory-bound op of its own
+// `tf32`: whether fp32 matmul/conv may use TF32 tensor cores under the tf32 policy.
+// Presets: sim/hardware/presets/stacks.yaml. Ignores: per-kernel algorithm choice
+// (cuDNN autotuning), fusion.
+#pragma once
+
+#include "sim/core/config_node.hpp"
+#include "sim/pipeline/step_graph/op.hpp"
+
+#include <map>
+#include <string>
+
+namespace mlsim {
+
+enum class SixteenBitPath { native, vector, fp32_with_casts };
+
+struct StackProfile {
+  std::string name = "native";
+  std::string source;
+  std::map<OpKind, SixteenBitPath> sixteen_bit; // kinds not listed: native
+  bool tf32 = true;
+
+  SixteenBitPath path_for(OpKind k) const {
+    auto it = sixteen_bit.find(k);
+    return it == sixteen_bit.end() ? SixteenBitPath::native : it->second;
+  }
+};
+
+// `node` is the model's `stack` value: a preset name or an inline mapping.
+StackProfile parse_stack(const ConfigNode& node);
+// A named preset from stacks.yaml.
+StackProfile stack_preset(const std::string& name);
+
+} // namespace mlsim

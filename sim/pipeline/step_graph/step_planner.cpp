@@ -1,0 +1,107 @@
+#include "sim/pipeline/step_graph/step_planner.hpp"
+
+#include "sim/core/errors.hpp"
+#include "sim/pipeline/step_graph/forward_graph.hpp"
+
+namespace mlsim {
+namespace {
+
+OpGraph forward_ops(const GraphModel& model, long batch, Bytes& input_batch) {
+  if (!model.ops.empty()) {
+    input_batch = Bytes(0.0); // the first ops' reads stand for it
+    return build_explicit_graph(model.ops, batch);
+  }
+  double elements = static_cast<double>(batch);
+  for (long d : model.input)
+    elements *= static_cast<double>(d);
+  input_batch = element_size(model.input_dtype) * elements;
+  return build_forward_graph(model.layers, model.input, batch).graph;
+}
+
+// Bytes host op `i` moves: device-produced inputs to the host, its output back if a device op reads it.
+void pcie_traffic(const OpGraph& g, size_t i, PlannedOp& planned) {
+  for (size_t p : g.producers(i))
+    if (g.ops[p].placement == OpPlacement::device)
+      planned.to_host += element_size(g.ops[p].out_dtype) * g.ops[p].out_elements;
+  for (size_t c : g.consumers(i))
+    if (g.ops[c].placement == OpPlacement::device) {
+      planned.to_device = element_size(g.ops[i].out_dtype) * g.ops[i].out_elements;
+      break;
+    }
+}
+
+} // namespace
+
+StepGraph build_step_graph(const GraphModel& model, const AcceleratorSpec& acc, long batch, const HostSpeed& host) {
+  StepGraph s;
+  Bytes input_batch{0.0};
+  OpGraph forward;
+  try {
+    forward = apply_precision(forward_ops(model, batch, input_batch), model.precision, model.stack,
+                              model.input_dtype);
+  } catch (const InputError& e) {
+    throw InputError(model.where + ": " + e.what()); // shape errors found while building, placed at model:
+  }
+  s.memory = memory_footprint(forward, model.precision, model.optimizer, input_batch);
+  check_fits(s.memory, acc.memory_size, batch, acc.name, model.where);
+  s.training = add_backward_and_optimizer(forward, model.optimizer, master_dtype(model.precision));
+  std::vector<Seconds> durations;
+  for (const auto& op : s.training.graph.ops) {
+    s.costs.push_back(op.placement == OpPlacement::device ? cost_device_op(op, acc) : cost_host_op(op, host));
+    durations.push_back(s.costs.back().duration);
+  }
+  topological_order(s.training.graph); // proves it is a DAG before the trainer runs it in stream order
+  s.critical = critical_path(s.training.graph, durations);
+  return s;
+}
+
+StepPlan plan_graph_step(const GraphModel& model, const AcceleratorSpec& acc, long batch, const HostSpeed& host) {
+  StepGraph s = build_step_graph(model, acc, batch, host);
+  const OpGraph& g = s.training.graph;
+  StepPlan plan;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const Op& op = g.ops[i];
+    const OpCost& c = s.costs[i];
+    PlannedOp p;
+    p.name = op.name;
+    p.kind = to_string(op.kind);
+    p.path = c.path;
+    p.placement = op.placement;
+    p.duration = c.duration;
+    p.sixteen_bit = is_16bit(op.compute_dtype);
+    p.utilization = c.utilization;
+    p.flops = op.flops;
+    p.executed_flops = c.executed_flops;
+    p.bytes = c.bytes;
+    p.dtype = to_string(op.compute_dtype);
+    p.phase = to_string(op.phase);
+    p.layer = op.layer;
+    p.note = op.note;
+    if (op.placement == OpPlacement::host)
+      pcie_traffic(g, i, p);
+    plan.ops.push_back(std::move(p));
+  }
+  Bytes grad_size = element_size(gradient_dtype(model.precision));
+  Bytes pending{0.0};
+  for (size_t k = 0; k < s.training.gradients.size(); ++k) {
+    const auto& grad = s.training.gradients[k];
+    pending += grad_size * grad.parameters;
+    bool last = k + 1 == s.training.gradients.size();
+    if (pending >= model.gradient_bucket || last) {
+      plan.buckets.push_back({pending, grad.op});
+      pending = Bytes(0.0);
+    }
+  }
+  plan.backward_begin = s.training.backward_begin;
+  plan.optimizer_begin = s.training.optimizer_begin;
+  plan.critical_path = s.critical.length;
+  plan.memory_footprint = s.memory.total();
+  plan.memory_capacity = acc.memory_size;
+  plan.weights_bytes = s.memory.weights;
+  plan.gradients_bytes = s.memory.gradients;
+  plan.optimizer_state_bytes = s.memory.optimizer_state;
+  plan.activations_bytes = s.memory.activations;
+  return plan;
+}
+
+} // namespace mlsim

@@ -1,0 +1,149 @@
+#include "sim/validate/calibrate.hpp"
+
+#include "sim/validate/calib_dataset.hpp"
+#include "sim/validate/gpu/gpu_bench.hpp"
+#include "sim/validate/gpu_profile.hpp"
+#include "sim/validate/host_bench.hpp"
+#include "sim/validate/stage_bench.hpp"
+#include "sim/validate/stats.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <unistd.h>
+
+#include <ctime>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+namespace mlsim::validate {
+
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0)
+      if (auto colon = line.find(':'); colon != std::string::npos)
+        return line.substr(line.find_first_not_of(" \t", colon + 1));
+  return "unknown CPU";
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0 || !buf[0])
+    return "localhost";
+  return buf;
+}
+
+namespace {
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+double load_average() {
+  double l = 0.0;
+  std::ifstream("/proc/loadavg") >> l;
+  return l;
+}
+std::string ns(double s) { return fmt::format("{:8.3g}", s * 1e9); }
+
+void print_stages(const Profile& p, std::ostream& log) {
+  fmt::print(log, "  {:<20} {:>9} {:>9} {:>9} {:>9} {:>7} {:>6} {:>9} {:>12}\n", "stage (core-s/sample)", "per_smpl",
+             "per_B", "per_px", "per_file", "R^2", "spread", "all-core", "@500x375");
+  fmt::print(log, "  {:<20} {:>9} {:>9} {:>9} {:>9} {:>7} {:>6} {:>9} {:>12}\n", "", "ns", "ns", "ns", "ns", "", "",
+             "effic.", "us/sample");
+  for (const auto& [name, c] : p.cpu.stage_costs) {
+    // A typical ImageNet-like sample: 500x375 JPEG of ~110 kB in, 224x224 out.
+    double bytes = 110e3, px = 500.0 * 375.0;
+    if (name == "flip" || name == "normalize_fp32" || name == "to_fp16")
+      px = 224.0 * 224.0;
+    if (name == "collate")
+      bytes = 224.0 * 224 * 3 * 4;
+    double typical = name == "host_gemm_fp32" || name == "idx_gzip_parse" ? 0.0 : c.cost_s(bytes, px);
+    fmt::print(log, "  {:<20} {:>9} {:>9} {:>9} {:>9} {:>7.4f} {:>6.3f} {:>9.2f} {:>12}\n", name, ns(c.per_sample_s),
+               ns(c.per_byte_s), ns(c.per_pixel_s), ns(c.per_file_s), c.r2, c.spread, c.all_cores_efficiency,
+               typical > 0 ? fmt::format("{:.1f}", typical * 1e6) : "-");
+  }
+}
+} // namespace
+
+Profile run_calibration(const CalibrateOptions& opt, std::ostream& log) {
+  const double t_start = now_s();
+  Profile p;
+  p.meta.host = host_name();
+  p.meta.cpu_model = cpu_model_name();
+  p.meta.date = utc_now();
+  p.meta.mode = opt.quick ? "quick" : "full";
+  p.meta.load_average = load_average();
+  const int reps = opt.reps > 0 ? opt.reps : (opt.quick ? 3 : 7);
+  p.meta.repetitions = reps;
+  p.cpu.model = p.meta.cpu_model;
+  p.cpu.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+
+  GpuInfo gpu;
+  if (opt.gpu != GpuMode::off) {
+    gpu = probe_gpu();
+    if (!gpu.available && opt.gpu == GpuMode::required)
+      throw std::runtime_error("--gpu required, but " + gpu.reason);
+  }
+  fmt::print(log, "mlsim calibrate ({} mode): host {}, {}, {} cores, load average {:.2f}, {} repetitions\n",
+             p.meta.mode, p.meta.host, p.meta.cpu_model, p.cpu.cores, p.meta.load_average, reps);
+  if (p.meta.load_average > 0.5)
+    fmt::print(log, "  note: the machine is busy (load {:.2f}); expect noisy figures, see the spreads\n",
+               p.meta.load_average);
+
+  double t0 = now_s();
+  CalibSetOptions set_opt{opt.quick, opt.cache_dir};
+  std::vector<CalibImage> images = build_calib_set(set_opt);
+  const std::string cache = opt.cache_dir.empty() ? default_cache_dir() : opt.cache_dir;
+  fmt::print(log, "  calibration set: {} JPEGs from mate-backgrounds in {} ({:.1f} s)\n", images.size(), cache,
+             now_s() - t0);
+
+  StageBenchOptions sb{reps, p.cpu.cores};
+  p.cpu.stage_costs = measure_loader_stages(images, sb, opt.quick);
+  p.cpu.stage_costs["host_gemm_fp32"] = measure_host_gemm(reps, p.cpu.cores, opt.quick);
+  p.cpu.fp16_emulation_factor = measure_fp16_emulation_factor(reps);
+  if (!p.cpu.stage_costs.count("idx_gzip_parse"))
+    fmt::print(log, "  Fashion-MNIST not installed (package dataset-fashion-mnist): idx_gzip_parse skipped\n");
+  print_stages(p, log);
+  const auto& g = p.cpu.stage_costs["host_gemm_fp32"];
+  fmt::print(log, "  host GEMM (Eigen, fp32, 1 thread): {:.2f} GFLOP/s asymptotic; fp16 emulation factor {:.1f}x\n",
+             g.per_flop_s > 0 ? 1e-9 / g.per_flop_s : 0.0, p.cpu.fp16_emulation_factor);
+
+  p.ram = measure_ram(reps, p.cpu.cores);
+  fmt::print(log, "  ram: {:.1f} GB, memcpy {:.2f} GB/s (1 thread), {:.2f} GB/s ({} threads)\n", p.ram.size_bytes / 1e9,
+             p.ram.bandwidth_Bps / 1e9, p.ram.bandwidth_all_cores_Bps / 1e9, p.cpu.cores);
+  if (opt.include_disk) {
+    p.disk = measure_disk(cache, std::max(2, reps / 2), opt.quick);
+    fmt::print(log, "  disk ({}): sequential {:.0f} MB/s, random 4 KiB {:.0f} IOPS ({:.1f} us per read)\n", cache,
+               p.disk.sequential_read_Bps / 1e6, p.disk.random_read_iops, p.disk.latency_s * 1e6);
+  }
+
+  if (opt.gpu == GpuMode::off) {
+    p.meta.gpu_note = "GPU measurements turned off (--gpu off)";
+    fmt::print(log, "  GPU: skipped (--gpu off)\n");
+  } else if (!gpu.available) {
+    p.meta.gpu_note = gpu.reason;
+    fmt::print(log, "  GPU: none ({}); CPU profile only\n", gpu.reason);
+  } else {
+    GpuBenchResult r = run_gpu_bench(reps, opt.quick);
+    p.meta.gpu = gpu.name;
+    p.meta.driver = gpu.driver;
+    p.accelerator = fit_accelerator(r);
+    p.pcie = fit_pcie(r);
+    fmt::print(log, "  GPU {} ({}): HBM copy {:.0f} GB/s, cast fp32->fp16 {:.0f} GB/s, launch {:.2f} us\n", gpu.name,
+               gpu.driver, r.hbm_Bps / 1e9, r.cast_f32_f16_Bps / 1e9, r.launch_overhead_s * 1e6);
+    for (const auto& c : p.accelerator->gemm)
+      fmt::print(log, "    GEMM {}: peak {:.1f} TFLOP/s, half-efficiency size {:.0f}, R^2 {:.3f}, misaligned x{:.2f}\n",
+                 c.dtype, c.peak_flops / 1e12, c.s_half, c.r2, c.misaligned_factor);
+    fmt::print(log, "    PCIe H2D pinned {:.1f} GB/s + {:.1f} us, pageable factor {:.2f}, D2H {:.1f} GB/s\n",
+               p.pcie->bandwidth_Bps / 1e9, p.pcie->latency_s * 1e6, p.pcie->pageable_factor,
+               p.pcie->d2h_bandwidth_Bps / 1e9);
+  }
+  p.meta.duration_s = now_s() - t_start;
+  return p;
+}
+
+} // namespace mlsim::validate

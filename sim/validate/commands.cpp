@@ -1,0 +1,125 @@
+// The `calibrate` and `validate` subcommands (CLI only: parsing, files, exit codes).
+#include "sim/core/commands.hpp"
+
+#include "sim/core/errors.hpp"
+#include "sim/validate/calibrate.hpp"
+#include "sim/validate/validate.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+namespace mlsim {
+
+void add_calibrate_command(CLI::App& app, CommandStatus& status) {
+  struct Args {
+    std::string out, gpu = "auto", cache_dir;
+    bool quick = false;
+    int reps = 0;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand(
+      "calibrate",
+      "Measure this machine with real work (JPEG decode and augmentation of real photos, IDX parsing, memcpy, "
+      "disk reads, host GEMM; CUDA GEMMs, HBM, PCIe and launch overhead when a GPU is present) and write a "
+      "hardware profile that scenarios can use with `preset: <profile.yaml>`.");
+  cmd->add_option("--out", args->out, "profile file to write (default: profiles/<host>.yaml)");
+  cmd->add_flag("--quick", args->quick, "fewer inputs and repetitions (well under 30 s on 2 cores)");
+  cmd->add_option("--gpu", args->gpu, "auto: measure a GPU if one is usable; off: CPU only; required: exit 2 without one")
+      ->check(CLI::IsMember({"auto", "off", "required"}));
+  cmd->add_option("--reps", args->reps, "repetitions per measurement (default 3 quick, 7 full)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--cache-dir", args->cache_dir,
+                  "where the calibration images and disk probe go (default $MLSIM_CALIB_DIR, "
+                  "$XDG_CACHE_HOME/mlsim/calib or /tmp/mlsim-calib)");
+  cmd->callback([args, &status] {
+    validate::CalibrateOptions opt;
+    opt.quick = args->quick;
+    opt.reps = args->reps;
+    opt.cache_dir = args->cache_dir;
+    opt.gpu = args->gpu == "off"        ? validate::GpuMode::off
+              : args->gpu == "required" ? validate::GpuMode::required
+                                        : validate::GpuMode::automatic;
+    if (opt.gpu == validate::GpuMode::required) { // fail fast, before minutes of CPU work
+      validate::GpuInfo g = validate::probe_gpu();
+      if (!g.available) {
+        std::cerr << "mlsim calibrate: --gpu required, but " << g.reason << "\n";
+        status.exit_code = 2;
+        return;
+      }
+    }
+    const std::string out = args->out.empty() ? "profiles/" + validate::host_name() + ".yaml" : args->out;
+    validate::Profile p = validate::run_calibration(opt, std::cout); // runtime_error: exit 1 in main
+    validate::write_profile(p, out);
+    fmt::print("profile written to {} ({:.1f} s); use it in a scenario with `preset: {}`\n", out, p.meta.duration_s,
+               out);
+  });
+}
+
+void add_validate_command(CLI::App& app, CommandStatus& status) {
+  struct Args {
+    std::string profile, json, cache_dir, gpu = "auto";
+    bool quick = false;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand(
+      "validate",
+      "Run a real loader (real files, JPEG decode, augmentation, a bounded prefetch queue) feeding a real consumer "
+      "(GEMMs on the GPU, or an Eigen GEMM thread without one) over a grid of configurations, predict the same "
+      "configurations from the calibrated profile, and print predicted vs. measured throughput and stall share.");
+  cmd->add_option("--profile", args->profile, "calibrated profile (default: a quick in-process CPU calibration)")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--quick", args->quick, "a 5-configuration grid with short runs");
+  cmd->add_option("--json", args->json, "also write the results as JSON to this file");
+  cmd->add_option("--gpu", args->gpu, "auto: GPU consumer when a GPU is usable; off: CPU consumer")
+      ->check(CLI::IsMember({"auto", "off"}));
+  cmd->add_option("--cache-dir", args->cache_dir, "where the calibration images are (see calibrate --help)");
+  cmd->callback([args, &status] {
+    validate::ValidateOptions opt;
+    opt.quick = args->quick;
+    opt.cache_dir = args->cache_dir;
+    opt.length = validate::default_length(args->quick);
+    if (args->gpu == "auto") {
+      validate::GpuInfo g = validate::probe_gpu();
+      opt.use_gpu = g.available;
+      if (!g.available)
+        fmt::print("GPU: none ({}); the consumer is an Eigen GEMM thread on the CPU\n", g.reason);
+    }
+    validate::Profile profile;
+    std::string source;
+    if (!args->profile.empty()) {
+      profile = validate::read_profile(args->profile); // InputError -> exit 2
+      source = args->profile;
+    } else {
+      fmt::print("no --profile: calibrating the CPU first (quick, in-process, not written to disk)\n");
+      validate::CalibrateOptions c;
+      c.quick = true;
+      c.cache_dir = args->cache_dir;
+      c.include_disk = false;
+      c.gpu = opt.use_gpu ? validate::GpuMode::automatic : validate::GpuMode::off;
+      profile = validate::run_calibration(c, std::cout);
+      source = "in-process quick calibration";
+    }
+    if (opt.use_gpu && !profile.accelerator)
+      throw InputError("--profile " + args->profile, "accelerator", "a profile measured with a GPU (a GPU is present)",
+                       "a profile without an accelerator section");
+    fmt::print("validate: {} configurations, predictor: {}\n",
+               (opt.grid.empty() ? validate::default_grid(opt.quick, opt.use_gpu) : opt.grid).size(),
+               validate::kClosedFormLabel);
+    validate::ValidationReport r = validate::run_validation(opt, validate::closed_form_predictor(profile),
+                                                            validate::kClosedFormLabel, std::cout);
+    r.profile_source = source;
+    validate::print_report(r, std::cout);
+    if (!args->json.empty()) {
+      std::ofstream out(args->json);
+      out << validate::report_to_json(r).dump(2) << "\n";
+      if (!out)
+        throw InputError("--json", "", "a writable file", "'" + args->json + "'");
+    }
+    (void)status;
+  });
+}
+
+} // namespace mlsim

@@ -1,0 +1,120 @@
+#include "sim/validate/host_bench.hpp"
+
+#include "sim/validate/file_io.hpp"
+#include "sim/validate/stage_bench.hpp"
+#include "sim/validate/stats.hpp"
+
+#include <Eigen/Dense>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <thread>
+
+namespace mlsim::validate {
+
+RamProfile measure_ram(int reps, int cores) {
+  RamProfile r;
+  r.size_bytes = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  const size_t n = size_t(64) << 20;
+  std::vector<char> a(n, 1), b(n, 2);
+  Timing t = time_reps(reps, [&] {
+    std::memcpy(b.data(), a.data(), n);
+    keep(b.data());
+  });
+  r.bandwidth_Bps = static_cast<double>(n) / t.median_s;
+  r.spread = t.spread;
+  if (cores > 1) {
+    const size_t per = n / static_cast<size_t>(cores);
+    Timing ta = time_reps(reps, [&] {
+      std::vector<std::thread> th;
+      for (int k = 0; k < cores; ++k)
+        th.emplace_back([&, k] { std::memcpy(b.data() + k * per, a.data() + k * per, per); });
+      for (auto& x : th)
+        x.join();
+      keep(b.data());
+    }, true);
+    r.bandwidth_all_cores_Bps = static_cast<double>(per * static_cast<size_t>(cores)) / ta.median_s;
+  } else {
+    r.bandwidth_all_cores_Bps = r.bandwidth_Bps;
+  }
+  return r;
+}
+
+DiskProfile measure_disk(const std::string& dir, int reps, bool quick) {
+  DiskProfile d;
+  d.measured_path = dir;
+  std::filesystem::create_directories(dir);
+  const std::string path = (std::filesystem::path(dir) / "disk-probe.bin").string();
+  const size_t size = (quick ? size_t(32) : size_t(128)) << 20;
+  if (file_size(path) != size) {
+    std::vector<uint8_t> data(size);
+    std::mt19937_64 rng(42);
+    for (size_t i = 0; i + 8 <= size; i += 8) {
+      uint64_t v = rng();
+      std::memcpy(data.data() + i, &v, 8);
+    }
+    write_file(path, data);
+  }
+  std::vector<uint8_t> buf(1 << 20);
+  std::vector<double> seq, rnd;
+  for (int r = 0; r < reps; ++r) {
+    evict_page_cache(path);
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    double t0 = now_s();
+    size_t total = 0;
+    for (ssize_t got; (got = ::read(fd, buf.data(), buf.size())) > 0;)
+      total += static_cast<size_t>(got);
+    seq.push_back(static_cast<double>(total) / (now_s() - t0));
+    ::close(fd);
+
+    evict_page_cache(path);
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM); // no read-ahead: one 4 KiB request per pread
+    const int n = quick ? 128 : 512;
+    std::mt19937 rng(static_cast<unsigned>(r + 1));
+    std::uniform_int_distribution<size_t> block(0, size / 4096 - 1);
+    t0 = now_s();
+    for (int i = 0; i < n; ++i)
+      if (::pread(fd, buf.data(), 4096, static_cast<off_t>(block(rng) * 4096)) != 4096)
+        break;
+    rnd.push_back(static_cast<double>(n) / (now_s() - t0));
+    ::close(fd);
+  }
+  d.sequential_read_Bps = median(seq);
+  d.random_read_iops = median(rnd);
+  d.latency_s = 1.0 / d.random_read_iops;
+  d.spread = std::max(relative_spread(seq), relative_spread(rnd));
+  return d;
+}
+
+float host_gemm_once(int n) {
+  // Fixed inputs per size and thread, so repeated calls measure the product only.
+  thread_local std::map<int, std::pair<Eigen::MatrixXf, Eigen::MatrixXf>> cache;
+  auto it = cache.find(n);
+  if (it == cache.end())
+    it = cache.emplace(n, std::make_pair(Eigen::MatrixXf::Random(n, n), Eigen::MatrixXf::Random(n, n))).first;
+  thread_local Eigen::MatrixXf c;
+  c.noalias() = it->second.first * it->second.second;
+  return c(0, 0);
+}
+
+StageCost measure_host_gemm(int reps, int cores, bool quick) {
+  std::vector<int> sizes = quick ? std::vector<int>{64, 128, 192, 256} : std::vector<int>{64, 96, 128, 192, 256, 384, 512};
+  StageSpec spec;
+  spec.name = "host_gemm_fp32";
+  spec.regressor = "flops";
+  for (int n : sizes)
+    spec.x.push_back({2.0 * n * n * n});
+  spec.work = [sizes](size_t i) {
+    volatile float sink = host_gemm_once(sizes[i]);
+    (void)sink;
+  };
+  return measure_stage(spec, {reps, cores});
+}
+
+} // namespace mlsim::validate

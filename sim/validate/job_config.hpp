@@ -1,0 +1,39 @@
+// One configuration of the end-to-end validation job, and its inputs.
+//
+// The job: `loader_threads` threads, each building whole batches of
+// `batch_size` samples (read file, JPEG decode, RandomResizedCrop 224, random
+// flip, normalise to float32, collate), into a prefetch queue of
+// `prefetch_depth` batches; one consumer thread taking a batch and running
+// `consumer_layers` GEMMs of gemm_n^3 (Eigen fp32 on one core, or fp16 cuBLAS
+// after a host-to-device copy on a GPU).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace mlsim::validate {
+
+struct JobConfig {
+  int loader_threads = 1;
+  int prefetch_depth = 2;
+  std::string consumer = "light"; // a name for the consumer cost
+  int consumer_layers = 8;        // GEMMs per step
+  int gemm_n = 256;
+  std::string image_set = "imagenet"; // a calibration set: imagenet (500x375) or large (1024x768)
+  int batch_size = 16;
+  int out_side = 224;
+  bool gpu = false;
+
+  std::string label() const; // "k2 d4 heavy imagenet"
+  double consumer_flops() const { return 2.0 * consumer_layers * double(gemm_n) * gemm_n * gemm_n; }
+};
+
+struct JobInputs {
+  std::vector<std::string> files; // the JPEGs the loader cycles through
+  double mean_bytes = 0.0, mean_pixels = 0.0;
+  // The machine's state: cores' worth of CPU that other processes used while
+  // the job ran (measured from /proc/stat); 0 on a quiet machine.
+  double background_cores = 0.0;
+};
+
+} // namespace mlsim::validate

@@ -1,0 +1,107 @@
+// A measured hardware profile: what `mlsim calibrate` found on this host.
+//
+// The categories (cpu, ram, disk, pcie, accelerator) use the field schema of
+// the hardware presets, so a scenario can say `preset: profiles/host.yaml`.
+// Stage costs are in core-seconds per sample:
+//   cost = per_sample + per_byte * bytes + per_pixel * pixels (+ per_flop * flops)
+// plus per_file once per file opened (the IDX parse). The measurement details
+// (fit quality, spreads, GEMM efficiency curves) that have no preset field go
+// into a separate `calibration:` section that preset resolution does not read.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlsim::validate {
+
+struct StageCost {
+  double per_sample_s = 0.0, per_byte_s = 0.0, per_pixel_s = 0.0, per_flop_s = 0.0, per_file_s = 0.0;
+  double r2 = 0.0;
+  int reps = 0;
+  double spread = 0.0;               // median relative IQR half-width of the repetitions
+  double all_cores_efficiency = 0.0; // single-core cost / per-core cost with every core busy (0: not measured)
+  int points = 0;                    // distinct inputs in the fit
+  double max_rel_residual = 0.0;     // max |residual| / observed, over the fit's points
+  std::string regressor;             // what the size is: "bytes", "pixels", "bytes+pixels", "records", "flops"
+  double cost_s(double bytes, double pixels, double flops = 0.0) const {
+    return per_sample_s + per_byte_s * bytes + per_pixel_s * pixels + per_flop_s * flops;
+  }
+};
+
+struct CpuProfile {
+  std::string model;
+  int cores = 1;
+  double core_speed = 1.0;            // 1.0 = this machine
+  double fp16_emulation_factor = 1.0; // host fp16 elementwise work cost / fp32
+  std::map<std::string, StageCost> stage_costs;
+};
+
+struct RamProfile {
+  double size_bytes = 0.0;
+  double bandwidth_Bps = 0.0; // memcpy: bytes copied per second, one thread
+  double bandwidth_all_cores_Bps = 0.0;
+  double spread = 0.0;
+};
+
+struct DiskProfile {
+  std::string measured_path; // the directory whose device was measured
+  double sequential_read_Bps = 0.0;
+  double random_read_iops = 0.0;
+  double latency_s = 0.0; // one cold 4 KiB random read
+  double spread = 0.0;
+};
+
+struct PcieProfile {
+  double bandwidth_Bps = 0.0;  // pinned host->device, fitted 1/slope
+  double latency_s = 0.0;      // fitted intercept
+  double pageable_factor = 1.0; // pageable bandwidth / pinned bandwidth
+  double d2h_bandwidth_Bps = 0.0;
+  double r2 = 0.0;
+};
+
+struct GemmCurve { // achieved(s) = peak * s / (s + s_half), s = cube root of m*n*k
+  std::string dtype;
+  double peak_flops = 0.0;
+  double s_half = 0.0;
+  double r2 = 0.0;
+  double misaligned_factor = 1.0; // achieved at misaligned dims / achieved at the nearest aligned dims
+  int points = 0;
+};
+
+struct AcceleratorProfile {
+  std::string name;
+  double memory_bandwidth_Bps = 0.0;
+  double memory_size_bytes = 0.0;
+  double launch_overhead_s = 0.0;
+  double cast_bandwidth_Bps = 0.0; // fp32 -> fp16 cast kernel, bytes read + written per second
+  std::vector<GemmCurve> gemm;
+};
+
+struct ProfileMeta {
+  std::string host, cpu_model, gpu = "none", driver = "none", date, mode;
+  std::string gpu_note;     // why there is no accelerator section, if there is none
+  int repetitions = 0;
+  double load_average = 0.0; // 1-minute load average at the start: other tenants of the machine
+  double duration_s = 0.0;
+};
+
+struct Profile {
+  ProfileMeta meta;
+  CpuProfile cpu;
+  RamProfile ram;
+  DiskProfile disk;
+  std::optional<PcieProfile> pcie;
+  std::optional<AcceleratorProfile> accelerator;
+};
+
+// The YAML text of a profile (the one writer; quantities as strings with units).
+std::string profile_to_yaml(const Profile& p);
+// Writes the file (parent folders created); throws std::runtime_error on failure.
+void write_profile(const Profile& p, const std::string& path);
+// Reads the parts of a profile that `validate` needs (cpu, ram, disk, pcie,
+// accelerator peaks) through the scenario unit parser; throws InputError.
+Profile read_profile(const std::string& path);
+
+} // namespace mlsim::validate

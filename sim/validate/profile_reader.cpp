@@ -1,0 +1,92 @@
+// Reads a calibrated profile back through the scenario unit parser.
+#include "sim/validate/profile.hpp"
+
+#include "sim/core/config_node.hpp"
+
+namespace mlsim::validate {
+
+Profile read_profile(const std::string& path) {
+  ConfigNode root = ConfigNode::load_file(path);
+  Profile p;
+  ConfigNode cpu = root.required("cpu");
+  p.cpu.cores = static_cast<int>(cpu.get_integer("cores", std::nullopt, 1, 1 << 20));
+  p.cpu.core_speed = cpu.get_number("core_speed", 1.0, 1e-6, 1e6);
+  p.cpu.fp16_emulation_factor = cpu.get_number("fp16_emulation_factor", 1.0, 0.0, 1e6);
+  ConfigNode stages = cpu.child("stage_costs");
+  ConfigNode fits = root.child("calibration").child("stage_fits");
+  if (stages.defined())
+    for (const auto& name : stages.keys()) {
+      ConfigNode s = stages.child(name);
+      StageCost c;
+      c.per_sample_s = s.get_quantity<Seconds>("per_sample", Seconds(0.0), false).value();
+      c.per_byte_s = s.get_quantity<Seconds>("per_byte", Seconds(0.0), false).value();
+      c.per_pixel_s = s.get_quantity<Seconds>("per_pixel", Seconds(0.0), false).value();
+      c.r2 = s.get_number("r2", 0.0, -1e9, 1.0);
+      c.reps = static_cast<int>(s.get_integer("reps", 0, 0));
+      c.spread = s.get_number("spread", 0.0, 0.0);
+      if (ConfigNode f = fits.defined() ? fits.child(name) : ConfigNode(); f.defined()) {
+        c.all_cores_efficiency = f.get_number("all_cores_efficiency", 0.0, 0.0, 100.0);
+        c.regressor = f.get_string("regressor", "");
+        c.points = static_cast<int>(f.get_integer("points", 0, 0));
+        c.per_file_s = f.get_quantity<Seconds>("per_file", Seconds(0.0), false).value();
+      }
+      p.cpu.stage_costs[name] = c;
+    }
+  if (ConfigNode hc = root.child("calibration").child("host_compute"); hc.defined())
+    for (const auto& name : hc.keys()) {
+      ConfigNode s = hc.child(name);
+      StageCost c;
+      c.regressor = "flops";
+      c.per_sample_s = s.get_quantity<Seconds>("per_call", Seconds(0.0), false).value();
+      c.per_flop_s = s.get_quantity<Seconds>("per_flop").value();
+      c.r2 = s.get_number("r2", 0.0, -1e9, 1.0);
+      c.reps = static_cast<int>(s.get_integer("reps", 0, 0));
+      c.spread = s.get_number("spread", 0.0, 0.0);
+      if (ConfigNode f = fits.defined() ? fits.child(name) : ConfigNode(); f.defined())
+        c.all_cores_efficiency = f.get_number("all_cores_efficiency", 0.0, 0.0, 100.0);
+      p.cpu.stage_costs[name] = c;
+    }
+  if (ConfigNode ram = root.child("ram"); ram.defined()) {
+    p.ram.size_bytes = ram.get_quantity<Bytes>("size", Bytes(0.0), false).value();
+    p.ram.bandwidth_Bps = ram.get_quantity<BytesPerSec>("bandwidth", BytesPerSec(0.0), false).value();
+  }
+  if (ConfigNode disk = root.child("disk"); disk.defined()) {
+    p.disk.sequential_read_Bps = disk.get_quantity<BytesPerSec>("sequential_read", BytesPerSec(0.0), false).value();
+    p.disk.random_read_iops = disk.get_number("random_read_iops", 0.0, 0.0);
+    p.disk.latency_s = disk.get_quantity<Seconds>("latency", Seconds(0.0), false).value();
+  }
+  if (ConfigNode pcie = root.child("pcie"); pcie.defined()) {
+    PcieProfile pc;
+    pc.bandwidth_Bps = pcie.get_quantity<BytesPerSec>("bandwidth").value();
+    pc.latency_s = pcie.get_quantity<Seconds>("latency", Seconds(0.0), false).value();
+    pc.pageable_factor = pcie.get_number("pageable_factor", 1.0, 0.0, 1.0);
+    p.pcie = pc;
+  }
+  if (ConfigNode acc = root.child("accelerator"); acc.defined()) {
+    AcceleratorProfile a;
+    a.name = acc.get_string("name", "accelerator");
+    a.memory_bandwidth_Bps = acc.get_quantity<BytesPerSec>("memory_bandwidth").value();
+    a.launch_overhead_s = acc.get_quantity<Seconds>("launch_overhead", Seconds(0.0), false).value();
+    for (const char* sec : {"vector_peak", "matrix_peak"})
+      if (ConfigNode peaks = acc.child(sec); peaks.defined())
+        for (const auto& d : peaks.keys()) {
+          GemmCurve g;
+          g.dtype = d;
+          g.peak_flops = peaks.get_quantity<FlopsPerSec>(d).value();
+          if (ConfigNode gc = root.child("calibration").child("gemm_curves").child(d); gc.defined())
+            g.s_half = gc.get_number("s_half", 0.0, 0.0);
+          a.gemm.push_back(g);
+        }
+    p.accelerator = a;
+  }
+  if (ConfigNode cal = root.child("calibration"); cal.defined()) {
+    p.meta.host = cal.get_string("host", "");
+    p.meta.cpu_model = cal.get_string("cpu_model", "");
+    p.meta.gpu = cal.get_string("gpu", "none");
+    p.meta.date = cal.get_string("date", "");
+    p.meta.mode = cal.get_string("mode", "");
+  }
+  return p;
+}
+
+} // namespace mlsim::validate

@@ -1,0 +1,208 @@
+// The one place that knows the profile's YAML layout (see profile.hpp).
+// Follow preset schema changes here.
+#include "sim/validate/profile.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace mlsim::validate {
+
+namespace {
+std::string num(double v, const char* unit) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g %s", v, unit);
+  return buf;
+}
+std::string seconds(double s) {
+  double a = std::fabs(s);
+  if (a >= 1.0 || a == 0.0)
+    return num(s, "s");
+  if (a >= 1e-3)
+    return num(s * 1e3, "ms");
+  if (a >= 1e-6)
+    return num(s * 1e6, "us");
+  return num(s * 1e9, "ns");
+}
+std::string scaled(double v, const char* const units[], int count) {
+  int i = 0;
+  while (i + 1 < count && std::fabs(v) >= 1000.0) {
+    v /= 1000.0;
+    ++i;
+  }
+  return num(v, units[i]);
+}
+std::string rate(double Bps) {
+  static const char* const u[] = {"B/s", "kB/s", "MB/s", "GB/s", "TB/s"};
+  return scaled(Bps, u, 5);
+}
+std::string bytes(double b) {
+  static const char* const u[] = {"B", "kB", "MB", "GB", "TB"};
+  return scaled(b, u, 5);
+}
+std::string flops(double f) {
+  static const char* const u[] = {"FLOP/s", "kFLOP/s", "MFLOP/s", "GFLOP/s", "TFLOP/s", "PFLOP/s"};
+  return scaled(f, u, 6);
+}
+double round4(double v) { return v == 0.0 ? 0.0 : std::stod(num(v, "").c_str()); }
+
+void stage_cost(YAML::Emitter& y, const std::string& name, const StageCost& c) {
+  // Only the keys the cpu schema accepts (sim/hardware/cpu.cpp parse_stage_cost).
+  y << YAML::Key << name << YAML::Value << YAML::Flow << YAML::BeginMap;
+  y << YAML::Key << "per_sample" << YAML::Value << seconds(c.per_sample_s);
+  y << YAML::Key << "per_byte" << YAML::Value << seconds(c.per_byte_s);
+  y << YAML::Key << "per_pixel" << YAML::Value << seconds(c.per_pixel_s);
+  y << YAML::Key << "r2" << YAML::Value << round4(c.r2);
+  y << YAML::Key << "reps" << YAML::Value << c.reps;
+  y << YAML::Key << "spread" << YAML::Value << round4(c.spread);
+  y << YAML::EndMap;
+}
+bool is_host_compute(const StageCost& c) { return c.per_flop_s > 0.0; }
+} // namespace
+
+std::string profile_to_yaml(const Profile& p) {
+  YAML::Emitter y;
+  y.SetDoublePrecision(4);
+  y << YAML::Comment("mlsim hardware profile measured by `mlsim calibrate`; same schema as sim/hardware/presets");
+  y << YAML::BeginMap;
+
+  y << YAML::Key << "cpu" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "cores" << YAML::Value << p.cpu.cores;
+  y << YAML::Key << "core_speed" << YAML::Value << round4(p.cpu.core_speed);
+  y << YAML::Key << "fp16_emulation_factor" << YAML::Value << round4(p.cpu.fp16_emulation_factor);
+  y << YAML::Key << "stage_costs" << YAML::Value << YAML::BeginMap;
+  for (const auto& [name, c] : p.cpu.stage_costs)
+    if (!is_host_compute(c))
+      stage_cost(y, name, c);
+  y << YAML::EndMap << YAML::EndMap;
+
+  y << YAML::Key << "ram" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "size" << YAML::Value << bytes(p.ram.size_bytes);
+  y << YAML::Key << "bandwidth" << YAML::Value << rate(p.ram.bandwidth_Bps);
+  y << YAML::EndMap;
+
+  y << YAML::Key << "disk" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "sequential_read" << YAML::Value << rate(p.disk.sequential_read_Bps);
+  y << YAML::Key << "random_read_iops" << YAML::Value << std::round(p.disk.random_read_iops);
+  y << YAML::Key << "latency" << YAML::Value << seconds(p.disk.latency_s);
+  y << YAML::EndMap;
+
+  if (p.pcie) {
+    y << YAML::Key << "pcie" << YAML::Value << YAML::BeginMap;
+    y << YAML::Key << "bandwidth" << YAML::Value << rate(p.pcie->bandwidth_Bps);
+    y << YAML::Key << "latency" << YAML::Value << seconds(p.pcie->latency_s);
+    y << YAML::Key << "pageable_factor" << YAML::Value << round4(p.pcie->pageable_factor);
+    y << YAML::EndMap;
+  }
+  if (p.accelerator) {
+    const auto& a = *p.accelerator;
+    y << YAML::Key << "accelerator" << YAML::Value << YAML::BeginMap;
+    y << YAML::Key << "name" << YAML::Value << a.name;
+    y << YAML::Key << "vector_peak" << YAML::Value << YAML::BeginMap;
+    for (const auto& g : a.gemm)
+      if (g.dtype == "fp32")
+        y << YAML::Key << "fp32" << YAML::Value << flops(g.peak_flops);
+    y << YAML::EndMap;
+    y << YAML::Key << "matrix_peak" << YAML::Value << YAML::BeginMap;
+    for (const auto& g : a.gemm)
+      if (g.dtype != "fp32")
+        y << YAML::Key << g.dtype << YAML::Value << flops(g.peak_flops);
+    y << YAML::EndMap;
+    y << YAML::Key << "fast_path_alignment" << YAML::Value << 8;
+    y << YAML::Key << "memory_bandwidth" << YAML::Value << rate(a.memory_bandwidth_Bps);
+    y << YAML::Key << "memory_size" << YAML::Value << bytes(a.memory_size_bytes);
+    y << YAML::Key << "launch_overhead" << YAML::Value << seconds(a.launch_overhead_s);
+    y << YAML::EndMap;
+  }
+
+  // Measurement metadata and fit details: no preset field holds these.
+  const auto& m = p.meta;
+  y << YAML::Key << "calibration" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "host" << YAML::Value << m.host;
+  y << YAML::Key << "cpu_model" << YAML::Value << m.cpu_model;
+  y << YAML::Key << "gpu" << YAML::Value << m.gpu;
+  if (!m.gpu_note.empty())
+    y << YAML::Key << "gpu_note" << YAML::Value << m.gpu_note;
+  y << YAML::Key << "driver" << YAML::Value << m.driver;
+  y << YAML::Key << "date" << YAML::Value << m.date;
+  y << YAML::Key << "mode" << YAML::Value << m.mode;
+  y << YAML::Key << "repetitions" << YAML::Value << m.repetitions;
+  y << YAML::Key << "load_average" << YAML::Value << round4(m.load_average);
+  y << YAML::Key << "duration" << YAML::Value << seconds(m.duration_s);
+  y << YAML::Key << "ram" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  y << YAML::Key << "bandwidth_all_cores" << YAML::Value << rate(p.ram.bandwidth_all_cores_Bps);
+  y << YAML::Key << "spread" << YAML::Value << round4(p.ram.spread) << YAML::EndMap;
+  y << YAML::Key << "disk" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  y << YAML::Key << "measured_path" << YAML::Value << p.disk.measured_path;
+  y << YAML::Key << "spread" << YAML::Value << round4(p.disk.spread) << YAML::EndMap;
+  y << YAML::Key << "stage_fits" << YAML::Value << YAML::BeginMap;
+  for (const auto& [name, c] : p.cpu.stage_costs) {
+    y << YAML::Key << name << YAML::Value << YAML::Flow << YAML::BeginMap;
+    y << YAML::Key << "regressor" << YAML::Value << c.regressor;
+    y << YAML::Key << "points" << YAML::Value << c.points;
+    y << YAML::Key << "max_rel_residual" << YAML::Value << round4(c.max_rel_residual);
+    y << YAML::Key << "all_cores_efficiency" << YAML::Value << round4(c.all_cores_efficiency);
+    if (c.per_file_s > 0)
+      y << YAML::Key << "per_file" << YAML::Value << seconds(c.per_file_s);
+    y << YAML::EndMap;
+  }
+  y << YAML::EndMap;
+  // Host compute (the CPU consumer of validate): cost = per_call + per_flop * FLOP, one core.
+  y << YAML::Key << "host_compute" << YAML::Value << YAML::BeginMap;
+  for (const auto& [name, c] : p.cpu.stage_costs)
+    if (is_host_compute(c)) {
+      y << YAML::Key << name << YAML::Value << YAML::Flow << YAML::BeginMap;
+      y << YAML::Key << "per_call" << YAML::Value << seconds(c.per_sample_s);
+      y << YAML::Key << "per_flop" << YAML::Value << seconds(c.per_flop_s);
+      y << YAML::Key << "rate" << YAML::Value << flops(1.0 / c.per_flop_s);
+      y << YAML::Key << "r2" << YAML::Value << round4(c.r2);
+      y << YAML::Key << "reps" << YAML::Value << c.reps;
+      y << YAML::Key << "spread" << YAML::Value << round4(c.spread);
+      y << YAML::EndMap;
+    }
+  y << YAML::EndMap;
+  if (p.pcie) {
+    y << YAML::Key << "pcie" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    y << YAML::Key << "d2h_bandwidth" << YAML::Value << rate(p.pcie->d2h_bandwidth_Bps);
+    y << YAML::Key << "r2" << YAML::Value << round4(p.pcie->r2) << YAML::EndMap;
+  }
+  if (p.accelerator) {
+    y << YAML::Key << "cast_bandwidth" << YAML::Value << rate(p.accelerator->cast_bandwidth_Bps);
+    y << YAML::Key << "gemm_curves" << YAML::Value << YAML::BeginMap;
+    for (const auto& g : p.accelerator->gemm) {
+      y << YAML::Key << g.dtype << YAML::Value << YAML::Flow << YAML::BeginMap;
+      y << YAML::Key << "peak" << YAML::Value << flops(g.peak_flops);
+      y << YAML::Key << "s_half" << YAML::Value << round4(g.s_half);
+      y << YAML::Key << "r2" << YAML::Value << round4(g.r2);
+      y << YAML::Key << "misaligned_factor" << YAML::Value << round4(g.misaligned_factor);
+      y << YAML::Key << "points" << YAML::Value << g.points;
+      y << YAML::EndMap;
+    }
+    y << YAML::EndMap;
+  }
+  y << YAML::EndMap;
+
+  y << YAML::EndMap;
+  return std::string(y.c_str()) + "\n";
+}
+
+void write_profile(const Profile& p, const std::string& path) {
+  const std::string text = profile_to_yaml(p);
+  std::filesystem::path fp(path);
+  if (fp.has_parent_path())
+    std::filesystem::create_directories(fp.parent_path());
+  const std::string tmp = path + ".part"; // never a partial profile
+  {
+    std::ofstream out(tmp);
+    out << text;
+    if (!out)
+      throw std::runtime_error("cannot write " + tmp);
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+} // namespace mlsim::validate

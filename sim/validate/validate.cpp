@@ -1,0 +1,170 @@
+#include "sim/validate/validate.hpp"
+
+#include "sim/validate/calib_dataset.hpp"
+#include "sim/validate/stats.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace mlsim::validate {
+
+std::vector<JobConfig> default_grid(bool quick, bool gpu) {
+  // Consumer cost in GEMMs per step: CPU n=256 (~1-2 ms each on one core), GPU n=4096 fp16.
+  const int n = gpu ? 4096 : 256;
+  const std::map<std::string, int> layers = gpu ? std::map<std::string, int>{{"light", 16}, {"heavy", 96}}
+                                                : std::map<std::string, int>{{"light", 12}, {"heavy", 48}};
+  auto make = [&](int k, int d, const std::string& consumer, const std::string& set) {
+    JobConfig c;
+    c.loader_threads = k;
+    c.prefetch_depth = d;
+    c.consumer = consumer;
+    c.consumer_layers = layers.at(consumer);
+    c.gemm_n = n;
+    c.image_set = set;
+    c.gpu = gpu;
+    return c;
+  };
+  std::vector<JobConfig> g;
+  if (quick) {
+    g = {make(1, 2, "light", "imagenet"), make(2, 2, "light", "imagenet"), make(1, 2, "heavy", "imagenet"),
+         make(3, 2, "heavy", "imagenet"), make(2, 2, "heavy", "large")};
+    return g;
+  }
+  for (const char* set : {"imagenet", "large"})
+    for (const char* consumer : {"light", "heavy"})
+      for (int k : {1, 2, 3})
+        for (int d : {1, 4})
+          g.push_back(make(k, d, consumer, set));
+  return g;
+}
+
+RunLength default_length(bool quick) { return quick ? RunLength{2, 8} : RunLength{3, 14}; }
+
+JobInputs inputs_for_set(const std::string& set, const std::string& cache_dir, bool quick) {
+  CalibSetOptions o{quick, cache_dir};
+  JobInputs in;
+  for (const auto& c : select_set(build_calib_set(o), set)) {
+    in.files.push_back(c.path);
+    in.mean_bytes += static_cast<double>(c.bytes);
+    in.mean_pixels += c.pixels();
+  }
+  if (in.files.empty())
+    throw std::runtime_error("no calibration images in set '" + set + "'");
+  in.mean_bytes /= static_cast<double>(in.files.size());
+  in.mean_pixels /= static_cast<double>(in.files.size());
+  return in;
+}
+
+ErrorSummary summarise(const std::vector<double>& signed_errors) {
+  std::vector<double> a;
+  for (double e : signed_errors)
+    a.push_back(std::fabs(e));
+  ErrorSummary s;
+  if (!a.empty()) {
+    s.median_abs_error = median(a);
+    s.max_abs_error = *std::max_element(a.begin(), a.end());
+  }
+  return s;
+}
+
+ValidationReport run_validation(const ValidateOptions& opt, const Predictor& predict, const std::string& predictor_name,
+                                std::ostream& log) {
+  ValidationReport r;
+  r.predictor = predictor_name;
+  r.host = host_name();
+  r.cpu_model = cpu_model_name();
+  r.gpu = opt.use_gpu;
+  std::vector<JobConfig> grid = opt.grid.empty() ? default_grid(opt.quick, opt.use_gpu) : opt.grid;
+  std::map<std::string, JobInputs> inputs;
+  GpuGemmStackPtr gpu;
+  for (const auto& cfg : grid) {
+    if (!inputs.count(cfg.image_set))
+      inputs[cfg.image_set] = inputs_for_set(cfg.image_set, opt.cache_dir, opt.quick);
+    const JobInputs& in = inputs[cfg.image_set];
+    if (cfg.gpu) { // sized for this configuration
+      size_t batch_bytes = size_t(cfg.batch_size) * 3 * cfg.out_side * cfg.out_side * sizeof(float);
+      gpu = make_gpu_gemm_stack(cfg.gemm_n, cfg.consumer_layers, batch_bytes);
+    }
+    ConfigResult row;
+    row.cfg = cfg;
+    row.inputs = in;
+    row.measured = run_loader_job(cfg, in, opt.length, gpu.get());
+    row.predicted_quiet = predict(cfg, in);
+    row.inputs.background_cores = row.measured.other_cpu_cores;
+    row.predicted = predict(cfg, row.inputs);
+    row.throughput_error = (row.predicted.throughput - row.measured.throughput) / row.measured.throughput;
+    row.stall_error = row.predicted.stall - row.measured.stall;
+    fmt::print(log, "  measured {:<24} {:7.1f} samples/s, stall {:5.1f} %, step {:6.1f} ms, cpu: self {:.2f}, others {:.2f} cores\n",
+               cfg.label(), row.measured.throughput, 100 * row.measured.stall, 1e3 * row.measured.step_time_s,
+               row.measured.self_cpu_cores, row.measured.other_cpu_cores);
+    log.flush();
+    r.rows.push_back(row);
+  }
+  std::vector<double> te, se;
+  for (const auto& row : r.rows) {
+    te.push_back(row.throughput_error);
+    se.push_back(row.stall_error);
+  }
+  r.throughput = summarise(te);
+  r.stall = summarise(se);
+  return r;
+}
+
+void print_report(const ValidationReport& r, std::ostream& out) {
+  fmt::print(out, "\npredictions: {}\nprofile: {}\n", r.predictor, r.profile_source);
+  fmt::print(out, "{:<24} {:>10} {:>10} {:>7}   {:>8} {:>8} {:>7}  {:>8}  {}\n", "configuration", "pred/s", "meas/s",
+             "error", "stall_p", "stall_m", "diff", "busy", "bottleneck");
+  for (const auto& row : r.rows)
+    fmt::print(out, "{:<24} {:>10.1f} {:>10.1f} {:>+6.1f}%   {:>7.1f}% {:>7.1f}% {:>+6.1f}  {:>8.2f}  {}\n", row.cfg.label(),
+               row.predicted.throughput, row.measured.throughput, 100 * row.throughput_error,
+               100 * row.predicted.stall, 100 * row.measured.stall, 100 * row.stall_error,
+               row.measured.other_cpu_cores, row.predicted.bottleneck);
+  fmt::print(out, "throughput |error|: median {:.1f} %, max {:.1f} %   (targets 5 % / 15 %)\n",
+             100 * r.throughput.median_abs_error, 100 * r.throughput.max_abs_error);
+  fmt::print(out, "stall share |diff|: median {:.1f} points, max {:.1f} points   (targets 3 / 10)\n",
+             100 * r.stall.median_abs_error, 100 * r.stall.max_abs_error);
+  fmt::print(out, "(busy = cores' worth of CPU other processes used during the run; predictions take it into "
+                  "account: the job gets the rest)\n");
+}
+
+nlohmann::json report_to_json(const ValidationReport& r) {
+  nlohmann::json j;
+  j["predictor"] = r.predictor;
+  j["profile"] = r.profile_source;
+  j["host"] = r.host;
+  j["cpu_model"] = r.cpu_model;
+  j["gpu"] = r.gpu;
+  j["configs"] = nlohmann::json::array();
+  for (const auto& row : r.rows) {
+    nlohmann::json c;
+    c["config"] = {{"loader_threads", row.cfg.loader_threads}, {"prefetch_depth", row.cfg.prefetch_depth},
+                   {"consumer", row.cfg.consumer},             {"consumer_layers", row.cfg.consumer_layers},
+                   {"gemm_n", row.cfg.gemm_n},                 {"image_set", row.cfg.image_set},
+                   {"batch_size", row.cfg.batch_size},         {"image_bytes", row.inputs.mean_bytes},
+                   {"image_pixels", row.inputs.mean_pixels},   {"gpu", row.cfg.gpu}};
+    c["label"] = row.cfg.label();
+    c["predicted"] = {{"throughput", row.predicted.throughput}, {"stall", row.predicted.stall},
+                      {"bottleneck", row.predicted.bottleneck}, {"background_cores", row.inputs.background_cores}};
+    c["predicted_quiet"] = {{"throughput", row.predicted_quiet.throughput}, {"stall", row.predicted_quiet.stall}};
+    c["measured"] = {{"throughput", row.measured.throughput},
+                     {"stall", row.measured.stall},
+                     {"step_time_s", row.measured.step_time_s},
+                     {"step_time_p50_s", row.measured.step_p50_s},
+                     {"consumer_compute_s", row.measured.consumer_compute_s},
+                     {"other_cpu_cores", row.measured.other_cpu_cores},
+                     {"steps", row.measured.steps}};
+    c["throughput_error"] = row.throughput_error;
+    c["stall_error"] = row.stall_error;
+    j["configs"].push_back(c);
+  }
+  j["summary"] = {{"throughput", {{"median_abs_error", r.throughput.median_abs_error},
+                                  {"max_abs_error", r.throughput.max_abs_error}}},
+                  {"stall", {{"median_abs_error", r.stall.median_abs_error}, {"max_abs_error", r.stall.max_abs_error}}}};
+  return j;
+}
+
+} // namespace mlsim::validate

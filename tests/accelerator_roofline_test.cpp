@@ -1,0 +1,133 @@
+// The accelerator model against closed forms and published spec numbers.
+// Expected values are written from the datasheets (not read back from the presets),
+// so a wrong preset number fails here.
+#include "sim/hardware/accelerator.hpp"
+#include "sim/hardware/preset_library.hpp"
+#include "sim/pipeline/step_graph/op_cost.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace mlsim;
+
+namespace {
+Op gemm(long m, long n, long k, DType d) {
+  Op op;
+  op.name = "gemm";
+  op.kind = OpKind::matmul;
+  op.flops = Flops(2.0 * m * n * k);
+  op.in_elements = static_cast<double>(m * k);
+  op.param_elements = static_cast<double>(k * n);
+  op.out_elements = static_cast<double>(m * n);
+  op.dims = {{"batch", m}, {"m", m}, {"n", n}, {"k", k}};
+  op.compute_dtype = op.in_dtype = op.out_dtype = op.param_dtype = d;
+  return op;
+}
+} // namespace
+
+TEST(AcceleratorRoofline, LargeFp16GemmOnH100RunsAtTensorCorePeak) {
+  AcceleratorSpec h100 = accelerator_preset("h100-sxm");
+  Op op = gemm(8192, 8192, 8192, DType::fp16);
+  OpCost c = cost_device_op(op, h100);
+  // H100 SXM datasheet: 1979 TFLOPS fp16 with sparsity = 989.4 dense; 5 us launch.
+  double compute = 2.0 * 8192.0 * 8192.0 * 8192.0 / 989.4e12;
+  double memory = 3.0 * 8192.0 * 8192.0 * 2.0 / 3.35e12;
+  ASSERT_GT(compute, memory); // compute-bound: the roofline is the FLOP term
+  EXPECT_EQ(c.path, "tensor core");
+  EXPECT_NEAR(c.duration.value(), 5e-6 + compute, 1e-12);
+}
+
+TEST(AcceleratorRoofline, UnalignedFp16GemmFallsToCudaCores) {
+  AcceleratorSpec h100 = accelerator_preset("h100-sxm");
+  Op op = gemm(8190, 8192, 8192, DType::fp16); // m not a multiple of 8
+  OpCost c = cost_device_op(op, h100);
+  EXPECT_EQ(c.path, "CUDA core");
+  // Hopper whitepaper: fp16 non-tensor 133.8 TFLOPS (SXM5).
+  EXPECT_NEAR(c.duration.value(), 5e-6 + 2.0 * 8190.0 * 8192.0 * 8192.0 / 133.8e12, 1e-12);
+}
+
+TEST(AcceleratorRoofline, Fp32GemmOnV100UsesCudaCoresAtFp32Peak) {
+  AcceleratorSpec v100 = accelerator_preset("v100-sxm2-16gb");
+  Op op = gemm(4096, 4096, 4096, DType::fp32);
+  OpCost c = cost_device_op(op, v100);
+  EXPECT_EQ(c.path, "CUDA core");
+  EXPECT_NEAR(c.duration.value(), 5e-6 + 2.0 * 4096.0 * 4096.0 * 4096.0 / 15.7e12, 1e-12); // V100 datasheet
+}
+
+TEST(AcceleratorRoofline, ElementwiseOpIsMemoryBound) {
+  AcceleratorSpec a100 = accelerator_preset("a100-sxm4-80gb");
+  Op relu;
+  relu.kind = OpKind::elementwise;
+  relu.in_elements = relu.out_elements = 1e9;
+  relu.flops = Flops(1e9);
+  OpCost c = cost_device_op(relu, a100);
+  // 8 GB of fp32 traffic at the datasheet's 2039 GB/s.
+  double t = 5e-6 + 8e9 / 2039e9;
+  EXPECT_NEAR(c.duration.value(), t, 1e-12);
+  EXPECT_EQ(c.path, "CUDA core");
+  EXPECT_NEAR(c.utilization, 1e9 / t / 19.5e12, 1e-9); // 1 GFLOP over the fp32 peak of 19.5 TFLOPS
+}
+
+TEST(AcceleratorRoofline, EfficiencyFactorScalesTheRoofline) {
+  AcceleratorSpec h100 = accelerator_preset("h100-sxm");
+  h100.efficiency["matmul"] = 0.5;
+  Op op = gemm(8192, 8192, 8192, DType::fp16);
+  EXPECT_NEAR(cost_device_op(op, h100).duration.value(), 5e-6 + 2.0 * 8192.0 * 8192.0 * 8192.0 / 989.4e12 / 0.5,
+              1e-12);
+}
+
+TEST(AcceleratorRoofline, MatrixUnitUtilisationIsUsefulOverPaddedFlops) {
+  AcceleratorSpec tpu = accelerator_preset("tpu-v3-core");
+  Op small = gemm(16, 64, 512, DType::bf16); // batch 16, 64 output features
+  small.dims["batch"] = 16;
+  OpCost c = cost_device_op(small, tpu);
+  EXPECT_EQ(c.path, "matrix unit");
+  // Mapped dims (batch, n) padded to 128: (16/128) * (64/128) = 1/16.
+  EXPECT_DOUBLE_EQ(c.matrix_unit_utilization, (16.0 / 128.0) * (64.0 / 128.0));
+  EXPECT_DOUBLE_EQ(c.executed_flops.value(), small.flops.value() * 16.0);
+  Op full = gemm(256, 256, 512, DType::bf16);
+  EXPECT_DOUBLE_EQ(cost_device_op(full, tpu).matrix_unit_utilization, 1.0);
+  Op ragged = gemm(130, 128, 512, DType::bf16); // 130 -> 256
+  EXPECT_DOUBLE_EQ(cost_device_op(ragged, tpu).matrix_unit_utilization, 130.0 / 256.0);
+}
+
+TEST(AcceleratorRoofline, TpuCoreComputePaddedFlopsAtHalfAChipsPeak) {
+  AcceleratorSpec tpu = accelerator_preset("tpu-v3-core");
+  Op op = gemm(16, 128, 4096, DType::bf16);
+  op.dims["batch"] = 16;
+  // Jouppi et al. 2020: 123 TFLOPS bf16 per v3 chip of two cores.
+  double padded = op.flops.value() * 128.0 / 16.0;
+  double memory = (16.0 * 4096 + 4096.0 * 128 + 16.0 * 128) * 2.0 / 450e9;
+  EXPECT_NEAR(cost_device_op(op, tpu).duration.value(), 1e-6 + std::max(padded / 61.5e12, memory), 1e-12);
+}
+
+TEST(AcceleratorPresets, EveryPresetParsesAndCitesASource) {
+  for (const auto& name : preset_names("accelerators")) {
+    AcceleratorSpec a = accelerator_preset(name);
+    EXPECT_GT(a.vector_peak.at(DType::fp32).value(), 1e12) << name;
+    EXPECT_GT(a.memory_bandwidth.value(), 1e11) << name;
+    EXPECT_GT(a.memory_size.value(), 1e9) << name;
+    YAML::Node user(YAML::NodeType::Map);
+    user["preset"] = name;
+    ConfigNode resolved = resolve_preset(ConfigNode(user, "a", std::make_shared<ConfigSource>()), "accelerators",
+                                         "accelerator");
+    EXPECT_FALSE(resolved.get_string("source", "").empty()) << name;
+  }
+}
+
+TEST(AcceleratorPresets, PublishedCapacities) {
+  EXPECT_DOUBLE_EQ(accelerator_preset("a100-sxm4-80gb").memory_size.value(), 80.0 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(accelerator_preset("titan-v").memory_size.value(), 12.0 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(accelerator_preset("h200-sxm").memory_bandwidth.value(), 4.8e12);
+  EXPECT_FALSE(accelerator_preset("p100-sxm2-16gb").matrix_peak_for(DType::fp16)); // no tensor cores
+}
+
+TEST(AcceleratorPresets, UnknownKeyAndConflictingRulesAreInputErrors) {
+  auto doc = ConfigNode::load_string("acc: {vector_peak: {fp32: 1 TFLOP/s}, memory_bandwidth: 1 GB/s, "
+                                     "memory_size: 1 GB, matrix_unit_sise: 128}\n",
+                                     "t.yaml");
+  EXPECT_THROW(parse_accelerator(doc.child("acc")), InputError);
+  auto both = ConfigNode::load_string("acc: {vector_peak: {fp32: 1 TFLOP/s}, memory_bandwidth: 1 GB/s, "
+                                      "memory_size: 1 GB, matrix_unit_size: 128, fast_path_alignment: 8}\n",
+                                      "t.yaml");
+  EXPECT_THROW(parse_accelerator(both.child("acc")), InputError);
+}

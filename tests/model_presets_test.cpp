@@ -1,0 +1,104 @@
+// Each model preset's forward FLOPs and parameter count against published figures.
+// MACs = matmul/conv FLOPs / 2 (the convention of the published "GFLOPs" tables,
+// which count a multiply-add once).
+#include "sim/pipeline/step_graph/forward_graph.hpp"
+#include "sim/pipeline/step_graph/model_presets.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace mlsim;
+
+namespace {
+struct Counted {
+  double macs = 0.0;
+  double params = 0.0;
+};
+Counted count(const std::string& preset, PresetOptions o = {}) {
+  ModelPreset p = model_preset(preset, o);
+  ForwardGraph g = build_forward_graph(p.layers, p.input, 1);
+  Counted c;
+  for (const auto& op : g.graph.ops)
+    if (is_matrix_kind(op.kind))
+      c.macs += op.flops.value() / 2.0;
+  c.params = g.parameters;
+  return c;
+}
+} // namespace
+
+// torchvision model docs (pytorch.org/vision/stable/models.html): resnet50 IMAGENET1K_V1
+// "GFLOPS 4.09" (multiply-adds, 224x224), 25,557,032 parameters. He et al. 2016 Table 1 gives
+// 3.8e9 for the original stride-in-1x1 variant; torchvision (and this preset) stride the 3x3.
+TEST(ModelPresets, ResNet50) {
+  Counted c = count("resnet50");
+  EXPECT_NEAR(c.macs, 4.09e9, 0.02 * 4.09e9);
+  EXPECT_DOUBLE_EQ(c.params, 25557032.0);
+}
+
+// torchvision: resnet18 "GFLOPS 1.81", 11,689,512 parameters; He et al. 2016: 1.8e9.
+TEST(ModelPresets, ResNet18) {
+  Counted c = count("resnet18");
+  EXPECT_NEAR(c.macs, 1.81e9, 0.02 * 1.81e9);
+  EXPECT_DOUBLE_EQ(c.params, 11689512.0);
+}
+
+// torchvision: vgg16 "GFLOPS 15.47", 138,357,544 parameters (Simonyan & Zisserman config D: 138M).
+TEST(ModelPresets, Vgg16) {
+  Counted c = count("vgg16");
+  EXPECT_NEAR(c.macs, 15.47e9, 0.02 * 15.47e9);
+  EXPECT_DOUBLE_EQ(c.params, 138357544.0);
+}
+
+// Devlin et al. 2019: BERT-base 110M parameters. Forward FLOPs per token ~ 2 x (weights used in
+// matmuls) + attention (QK^T and PV: 2 x 2 x L x S x d); the MLM decoder reuses the word table.
+TEST(ModelPresets, BertBase) {
+  const double L = 12, S = 128, d = 768, vocab = 30522;
+  PresetOptions o;
+  o.sequence = 128;
+  Counted c = count("bert_base", o);
+  EXPECT_NEAR(c.params, 110e6, 0.01 * 110e6);
+  double embedding_tables = (vocab + 512 + 2) * d;
+  double per_token = 2.0 * (110e6 - embedding_tables) + 2.0 * vocab * d + 4.0 * L * S * d;
+  EXPECT_NEAR(2.0 * c.macs / S, per_token, 0.02 * per_token);
+}
+
+// Hugging Face gpt2 (the 124M checkpoint): 124,439,808 parameters, LM head tied to the token
+// table. FLOPs per token ~ 2 x params + attention 2 x 2 x L x n_ctx x d (Kaplan et al. 2020, Table 1,
+// with both S x S products counted at full context).
+TEST(ModelPresets, Gpt2Small) {
+  const double L = 12, S = 1024, d = 768;
+  Counted c = count("gpt2_small");
+  EXPECT_DOUBLE_EQ(c.params, 124439808.0);
+  double per_token = 2.0 * 124439808.0 + 4.0 * L * S * d;
+  EXPECT_NEAR(2.0 * c.macs / S, per_token, 0.01 * per_token);
+}
+
+// SEED-CASES.md case 4, by hand from the Keras layer shapes (224x336x3, "same" 3x3 convs,
+// 2x2 pools): MACs = sum Ho*Wo*Cout*9*Cin + the Dense(1) on 7x10x64; Keras' model.summary()
+// parameter count = sum (9*Cin + 1)*Cout + 4480 + 1 = 70,049.
+TEST(ModelPresets, Case4Cnn) {
+  Counted c = count("case4_cnn");
+  double macs = 224.0 * 336 * 32 * 9 * 3 + 112.0 * 168 * 32 * 9 * 32 + 56.0 * 84 * 64 * 9 * 32 +
+                28.0 * 42 * 64 * 9 * 64 + 7.0 * 10 * 64;
+  EXPECT_DOUBLE_EQ(c.macs, macs);
+  EXPECT_DOUBLE_EQ(c.params, 70049.0);
+}
+
+// SEED-CASES.md case 5's U-Net (depth 4, 64 base filters, 3x3 convs, 2x2 stride-2 transposed
+// convs, 1x1 output conv), parameters by hand; Ronneberger et al. 2015 quote ~31M for this shape.
+TEST(ModelPresets, UNetDepth4) {
+  Counted c = count("unet");
+  auto conv = [](double k, double cin, double cout) { return k * k * cin * cout + cout; };
+  double p = 0.0, cin = 3;
+  for (int level = 0; level <= 4; ++level) {
+    double f = 64 << level;
+    p += conv(3, cin, f) + conv(3, f, f);
+    cin = f;
+  }
+  for (int level = 3; level >= 0; --level) {
+    double f = 64 << level;
+    p += conv(2, 2 * f, f) + conv(3, 2 * f, f) + conv(3, f, f); // up-conv, then convs on the concat
+  }
+  p += conv(1, 64, 1);
+  EXPECT_DOUBLE_EQ(c.params, p);
+  EXPECT_NEAR(c.params, 31e6, 0.02 * 31e6);
+}

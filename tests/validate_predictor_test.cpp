@@ -1,0 +1,92 @@
+// The closed-form fallback predictor on cases worked out by hand, and the error summary.
+#include "sim/validate/predictor.hpp"
+#include "sim/validate/scenario_yaml.hpp"
+#include "sim/validate/validate.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace mlsim::validate;
+
+namespace {
+// 2 cores, perfect scaling; loader 2.5 ms per sample (40 ms per batch of 16), consumer 10 ms per layer.
+Profile hand_profile() {
+  Profile p;
+  p.cpu.cores = 2;
+  StageCost decode;
+  decode.per_sample_s = 2.5e-3;
+  decode.all_cores_efficiency = 1.0;
+  p.cpu.stage_costs["jpeg_decode"] = decode;
+  StageCost gemm;
+  gemm.per_flop_s = 10e-3 / (2.0 * 100 * 100 * 100); // one 100^3 GEMM = 10 ms
+  p.cpu.stage_costs["host_gemm_fp32"] = gemm;
+  return p;
+}
+JobConfig cfg(int k, int layers) {
+  JobConfig c;
+  c.loader_threads = k;
+  c.consumer_layers = layers;
+  c.gemm_n = 100;
+  c.batch_size = 16;
+  return c;
+}
+JobInputs inputs() {
+  JobInputs in;
+  in.files = {"a.jpg"};
+  in.mean_bytes = 1e5;
+  in.mean_pixels = 1.875e5;
+  return in;
+}
+} // namespace
+
+TEST(ValidatePredictor, CostsAddUpPerBatch) {
+  JobCosts c = job_costs(hand_profile(), cfg(1, 1), inputs());
+  EXPECT_NEAR(c.loader_s, 0.040, 1e-12);
+  EXPECT_NEAR(c.consumer_s, 0.010, 1e-12);
+}
+
+TEST(ValidatePredictor, OneLoaderIsTheBottleneck) {
+  // X = min(1/40ms, 1/10ms, 2/50ms) = 25 batches/s = 400 samples/s; the consumer computes 10 of every 40 ms.
+  Prediction p = closed_form_prediction(hand_profile(), cfg(1, 1), inputs());
+  EXPECT_NEAR(p.throughput, 400.0, 1e-9);
+  EXPECT_NEAR(p.stall, 0.75, 1e-9);
+  EXPECT_EQ(p.bottleneck, "loader");
+}
+
+TEST(ValidatePredictor, TwoLoadersAreCoreBound) {
+  // X = min(2 * (2/3) / 40ms = 33.3, 1/10ms, 2/50ms = 40) = 33.3/s: three threads share two cores.
+  // The consumer runs at 2/3 speed next to two busy loaders: stall = 1 - 33.3 * 10ms / (2/3) = 0.5.
+  Prediction p = closed_form_prediction(hand_profile(), cfg(2, 1), inputs());
+  EXPECT_NEAR(p.throughput, 16.0 * 100.0 / 3.0, 1e-9);
+  EXPECT_NEAR(p.stall, 0.5, 1e-9);
+}
+
+TEST(ValidatePredictor, HeavyConsumerNeverWaits) {
+  // Consumer 100 ms per batch; 4 loaders: X = min(4*(2/5)/40ms = 40, speed(2)=1 / 100ms = 10, 2/140ms) = 10/s.
+  Prediction p = closed_form_prediction(hand_profile(), cfg(4, 10), inputs());
+  EXPECT_NEAR(p.throughput, 160.0, 1e-9);
+  EXPECT_EQ(p.stall, 0.0);
+  EXPECT_EQ(p.bottleneck, "consumer");
+}
+
+TEST(ValidatePredictor, BackgroundLoadSlowsTheJob) {
+  JobInputs busy = inputs();
+  busy.background_cores = 1.0; // one always-runnable thread of another tenant
+  // One loader + consumer + 1 background thread on 2 cores: each runs at 2/3.
+  Prediction p = closed_form_prediction(hand_profile(), cfg(1, 1), busy);
+  EXPECT_NEAR(p.throughput, 400.0 * 2.0 / 3.0, 1e-9);
+  EXPECT_LT(p.throughput, closed_form_prediction(hand_profile(), cfg(1, 1), inputs()).throughput);
+}
+
+TEST(ValidatePredictor, SummaryTakesMedianAndMaxOfAbsoluteErrors) {
+  ErrorSummary s = summarise({0.10, -0.02, 0.04, -0.30, 0.01});
+  EXPECT_NEAR(s.median_abs_error, 0.04, 1e-12);
+  EXPECT_NEAR(s.max_abs_error, 0.30, 1e-12);
+}
+
+TEST(ValidateScenario, YamlNamesTheProfileAndTheConfiguration) {
+  std::string y = scenario_yaml(cfg(3, 12), inputs(), "profiles/vm.yaml", 50, 5);
+  EXPECT_NE(y.find("preset: \"profiles/vm.yaml\""), std::string::npos);
+  EXPECT_NE(y.find("workers: 3"), std::string::npos);
+  EXPECT_NE(y.find("batch_size: 16"), std::string::npos);
+  EXPECT_NE(y.find("cost: jpeg_decode"), std::string::npos);
+}
