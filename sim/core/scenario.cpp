@@ -1,6 +1,9 @@
 #include "sim/core/scenario.hpp"
 
 #include "sim/hardware/preset_library.hpp"
+#include "sim/pipeline/sample_flow.hpp"
+
+#include <fmt/format.h>
 
 #include <set>
 
@@ -82,6 +85,28 @@ StorageSpec parse_storage(const ConfigNode& node) {
   return st;
 }
 
+// Shuffle buffers and in-memory caches must fit in the trainer node's RAM (page-cache share).
+void check_memory_stages(const ConfigNode& pipeline, const Scenario& s) {
+  const NodeSpec& node = s.trainer_node();
+  SampleFlow flow(s.pipeline, s.dataset, node.cpu);
+  SampleTrace mean = flow.trace(s.dataset.sample_size.mean().value());
+  double ram = node.ram.page_cache_capacity().value();
+  auto stages = pipeline.child("stages");
+  for (size_t i = 0; i < s.pipeline.stages.size(); ++i) {
+    const StageSpec& st = s.pipeline.stages[i];
+    double bytes_in = i == 0 ? mean.stored_bytes : mean.bytes_after[i - 1];
+    double need = 0;
+    if (st.kind == StageKind::shuffle)
+      need = bytes_in * static_cast<double>(st.buffer_samples);
+    else if (st.kind == StageKind::cache)
+      need = bytes_in * static_cast<double>(s.dataset.samples) / node.count;
+    if (need > ram)
+      stages.items()[i].fail(fmt::format("a {} that fits in the node's RAM ({:.3g} GB usable of ram.size)",
+                                         st.kind == StageKind::shuffle ? "shuffle buffer" : "cache", ram / 1e9),
+                             fmt::format("{:.3g} GB", need / 1e9));
+  }
+}
+
 } // namespace
 
 const NodeSpec& Scenario::trainer_node() const {
@@ -139,6 +164,11 @@ Scenario load_scenario(const ConfigNode& root) {
       root.child("pipeline").child("service").child("node").fail("the name of a node with role: data_service",
                                                                "'" + s.pipeline.service_node + "'");
   }
+  check_memory_stages(root.child("pipeline"), s);
+  if (s.pipeline.placement == "service" && s.dataset.location == "local")
+    root.child("dataset").child("location").fail(
+        "remote or ram when the pipeline runs in a data service (its workers cannot read a trainer's disk)",
+        "'local'");
   long long global_batch = s.pipeline.batch_size * s.total_accelerators();
   if (global_batch > s.dataset.samples)
     root.child("pipeline").child("batch_size").fail(
@@ -148,7 +178,7 @@ Scenario load_scenario(const ConfigNode& root) {
   s.model = parse_model(root.required("model"));
   if (ConfigNode dist = root.child("distribution"); dist.defined()) {
     dist.allow_only({"algorithm"});
-    s.distribution.algorithm = dist.get_choice("algorithm", {"ring"}, "ring");
+    s.distribution.algorithm = dist.get_choice("algorithm", {"ring", "tree", "hierarchical", "parameter_server"}, "ring");
   }
   ConfigNode run = root.required("run");
   run.allow_only({"steps", "warmup_steps", "seed"});

@@ -30,10 +30,7 @@ InputPipeline::InputPipeline(Setup setup)
   for (const auto& st : p.stages)
     if (st.kind == StageKind::read)
       readers_ = st.parallelism > 0 ? st.parallelism : (p.whole_batch_workers ? 0 : workers_);
-  chunks_per_batch_ = p.whole_batch_workers ? 1
-                      : p.chunks_per_batch > 0 ? p.chunks_per_batch
-                                               : static_cast<int>(std::min<long>(workers_, p.batch_size));
-  chunks_per_batch_ = static_cast<int>(std::min<long>(chunks_per_batch_, p.batch_size));
+  chunks_per_batch_ = p.whole_batch_workers ? 1 : p.chunks_per_batch > 0 ? p.chunks_per_batch : workers_;
   to_read_.available = sg4::Semaphore::create(0);
   to_map_.available = sg4::Semaphore::create(0);
   int trainer_nodes = static_cast<int>(s_.platform->trainers().size());
@@ -126,7 +123,8 @@ void InputPipeline::dispatch() {
       Pending& pend = pending_[id];
       pend.gpus = group;
       pend.index = index;
-      int chunks = chunks_per_batch_ * static_cast<int>(group.size());
+      // Element-parallel: the node's batch is split among the workers (one chunk each).
+      int chunks = static_cast<int>(std::min<size_t>(static_cast<size_t>(chunks_per_batch_), sizes.size()));
       pend.chunks_left = chunks;
       bool hit = cache_hit(node_batch);
       bool ram = hit || read_from_ram(node_batch);
@@ -150,9 +148,8 @@ void InputPipeline::read_chunk(const Chunk& c, sg4::Host* where, uint32_t track)
   const DatasetSpec& d = s_.scenario->dataset;
   double t0 = sg4::Engine::get_clock();
   double n = static_cast<double>(c.stored_bytes.size());
-  double bytes = 0;
-  for (double s : c.stored_bytes)
-    bytes += c.first_stage > 0 ? flow_.trace(s).bytes_after[c.first_stage - 1] : s;
+  double stored = std::accumulate(c.stored_bytes.begin(), c.stored_bytes.end(), 0.0);
+  double bytes = c.first_stage > 0 ? flow_.trace_chunk(n, stored).bytes_after[c.first_stage - 1] : stored;
   if (c.from_ram) {
     sg4::this_actor::exec_init(bytes)->set_host(s_.node->ram_bus)->wait();
   } else if (d.location == "remote") {
@@ -209,15 +206,14 @@ void InputPipeline::process_chunk(const Chunk& c, uint32_t track) {
   const PipelineSpec& p = s_.scenario->pipeline;
   auto* rec = s_.recorder;
   size_t stages = p.stages.size();
+  double n = static_cast<double>(c.stored_bytes.size());
+  double stored = std::accumulate(c.stored_bytes.begin(), c.stored_bytes.end(), 0.0);
+  ChunkTrace t = flow_.trace_chunk(n, stored);
   std::vector<double> cost(stages, 0.0);
-  double out_bytes = 0, max_bytes = 0;
-  for (double s : c.stored_bytes) {
-    SampleTrace t = flow_.trace(s);
-    for (size_t i = c.first_stage; i < stages; ++i)
-      cost[i] += t.stage_cost[i];
-    out_bytes += t.final_bytes;
-    max_bytes = std::max(max_bytes, t.final_bytes);
-  }
+  for (size_t i = c.first_stage; i < stages; ++i)
+    cost[i] = t.stage_cost[i];
+  double out_bytes = t.final_bytes;
+  double max_bytes = flow_.final_bytes(*std::max_element(c.stored_bytes.begin(), c.stored_bytes.end()));
   double total = std::accumulate(cost.begin(), cost.end(), 0.0);
   double t0 = sg4::Engine::get_clock();
   if (total > 0)
@@ -260,7 +256,7 @@ void InputPipeline::collate_and_deliver(long batch_id, uint32_t track) {
   if (p.batching.padding == "longest") {
     b.bytes = pend.max_bytes * b.samples;
     b.padded_fraction = b.bytes > 0 ? 1.0 - pend.bytes / shares / b.bytes : 0.0;
-    double nominal = flow_.trace(s_.scenario->dataset.sample_size.mean().value()).final_bytes;
+    double nominal = flow_.final_bytes(s_.scenario->dataset.sample_size.mean().value());
     b.compute_scale = nominal > 0 ? pend.max_bytes / nominal : 1.0;
   }
   std::vector<int> gpus = pend.gpus;

@@ -59,7 +59,7 @@ struct PipelineSpec {
   long batch_size = 1;         // per accelerator
   int workers = 0;             // concurrent CPU workers per pipeline (0: the node's cores)
   int prefetch = 2;            // batches produced ahead per accelerator (0: on demand, no overlap)
-  int chunks_per_batch = 0;    // 0: min(workers, batch_size) for element-parallel frameworks
+  int chunks_per_batch = 0;    // element-parallel: chunks per node batch (0: one per worker)
   bool whole_batch_workers = false; // pytorch: each worker builds whole batches
   bool pinned = true;               // pinned host buffers for the host-to-device copy
   std::string placement = "local";  // local | service

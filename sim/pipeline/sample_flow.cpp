@@ -17,6 +17,28 @@ SampleFlow::SampleFlow(const PipelineSpec& pipeline, const DatasetSpec& dataset,
       after_cache_ = i + 1;
       has_cache_ = true;
     }
+  at0_ = trace(0.0);
+  SampleTrace at1 = trace(1e6);
+  slope_ = at1;
+  for (size_t i = 0; i < slope_.stage_cost.size(); ++i) {
+    slope_.stage_cost[i] = (at1.stage_cost[i] - at0_.stage_cost[i]) / 1e6;
+    slope_.bytes_after[i] = (at1.bytes_after[i] - at0_.bytes_after[i]) / 1e6;
+  }
+  final_at0_ = at0_.final_bytes;
+  final_slope_ = (at1.final_bytes - at0_.final_bytes) / 1e6;
+}
+
+ChunkTrace SampleFlow::trace_chunk(double n, double total_bytes) const {
+  ChunkTrace c;
+  size_t k = at0_.stage_cost.size();
+  c.stage_cost.resize(k);
+  c.bytes_after.resize(k);
+  for (size_t i = 0; i < k; ++i) {
+    c.stage_cost[i] = n * at0_.stage_cost[i] + slope_.stage_cost[i] * total_bytes;
+    c.bytes_after[i] = n * at0_.bytes_after[i] + slope_.bytes_after[i] * total_bytes;
+  }
+  c.final_bytes = n * final_at0_ + final_slope_ * total_bytes;
+  return c;
 }
 
 SampleTrace SampleFlow::trace(double stored_bytes) const {

@@ -23,11 +23,24 @@ struct SampleTrace {
   double final_bytes = 0;           // bytes entering the batch
 };
 
+// Every stage cost and output size is affine in the stored size s (costs are
+// affine in bytes and pixels, outputs are fixed, scaled or reshaped), so a set
+// of samples is summarised by their count and total size: exact, and O(stages).
+struct ChunkTrace {
+  std::vector<double> stage_cost; // core-seconds per stage for the whole chunk
+  std::vector<double> bytes_after; // total bytes after each stage
+  double final_bytes = 0;
+};
+
 class SampleFlow {
 public:
   SampleFlow(const PipelineSpec& pipeline, const DatasetSpec& dataset, const CpuSpec& cpu);
 
   SampleTrace trace(double stored_bytes) const;
+  // The same for n samples of total stored size `total_bytes` (exact, by affinity).
+  ChunkTrace trace_chunk(double n, double total_bytes) const;
+  // Final bytes of one sample of stored size s.
+  double final_bytes(double s) const { return final_at0_ + final_slope_ * s; }
   // Index of the first stage after the cache stage (0 if there is none).
   size_t after_cache() const { return after_cache_; }
   bool has_cache() const { return has_cache_; }
@@ -38,6 +51,8 @@ private:
   double fp16_factor_ = 1.0;
   size_t after_cache_ = 0;
   bool has_cache_ = false;
+  SampleTrace at0_, slope_; // trace(0) and d trace / d s
+  double final_at0_ = 0, final_slope_ = 0;
 };
 
 double element_size(const std::string& dtype);
