@@ -112,7 +112,7 @@ void transfer_chain(const Scenario& sc, const SimulationOutput& out, RunMetrics&
   double T = out.end_time;
   const NodeSpec& t = sc.trainer_node();
   std::string node0 = t.count > 1 ? t.name + "[0]" : t.name;
-  double nodes = t.count;
+  double nodes = out.simulated_nodes; // read counters cover the simulated nodes
   auto add_link = [&](const std::string& link_name, const std::string& shown) {
     for (const auto& l : out.links)
       if (l.name == link_name) {
@@ -170,6 +170,26 @@ void op_figures(const SimulationOutput& out, RunMetrics& m) {
   m.memory_capacity = plan.memory_capacity.value();
 }
 
+void matrix_path_figure(const Scenario& sc, const SimulationOutput& out, RunMetrics& m) {
+  MatrixPathFigure& f = m.matrix_path;
+  f.name = sc.trainer_node().accelerator.matrix_path_name();
+  double useful = 0, executed = 0, peak_time = 0, time = 0, device = 0;
+  for (const auto& op : out.plan.ops) {
+    if (op.placement != OpPlacement::device)
+      continue;
+    device += op.duration.value();
+    if (op.path != f.name || op.utilization <= 0)
+      continue;
+    useful += op.flops.value();
+    executed += op.executed_flops.value();
+    peak_time += op.flops.value() / op.utilization; // duration x peak
+    time += op.duration.value();
+  }
+  f.utilization = peak_time > 0 ? useful / peak_time : 0;
+  f.useful_flop_fraction = executed > 0 ? useful / executed : 1;
+  f.time_fraction = device > 0 ? time / device : 0;
+}
+
 void bottleneck(const Scenario& sc, const SimulationOutput& out, RunMetrics& m) {
   // The busiest resource names the bottleneck; the accelerator wins ties.
   m.bottleneck_kind = "device";
@@ -221,6 +241,7 @@ RunMetrics compute_metrics(const Scenario& sc, const SimulationOutput& out) {
   m.scenario = sc.name;
   m.steps_simulated = sc.run.steps;
   m.ranks = out.ranks;
+  m.simulated_nodes = out.simulated_nodes;
   m.workers_per_node = out.workers_per_node;
   std::vector<double> times;
   Breakdown sum;
@@ -261,6 +282,7 @@ RunMetrics compute_metrics(const Scenario& sc, const SimulationOutput& out) {
   for (const auto& node : sc.nodes)
     m.cost_per_hour += node.price.value() * 3600.0 * node.count;
   op_figures(out, m);
+  matrix_path_figure(sc, out, m);
   stage_figures(sc, out, m);
   transfer_chain(sc, out, m);
   for (const auto& l : m.transfer_chain)

@@ -37,6 +37,14 @@ struct OpFigure {
   double time_fraction = 0, utilization = 0;
 };
 
+// Device ops on the matrix path (tensor cores / a TPU's matrix unit), from the step plan.
+struct MatrixPathFigure {
+  std::string name;                 // "tensor core" or "matrix unit"
+  double utilization = 0;           // useful FLOPs over (time on the path x its peak)
+  double useful_flop_fraction = 1;  // useful over executed FLOPs (1 - the matrix unit's padding)
+  double time_fraction = 0;         // share of device op time spent on the path
+};
+
 struct RunMetrics {
   std::string scenario;
   long steps_simulated = 0;
@@ -55,12 +63,14 @@ struct RunMetrics {
   double pipeline_capacity = 0;            // samples/s all CPU stages together can deliver
   double pipeline_cpu_utilization = 0;     // throughput / pipeline_capacity
   std::vector<OpFigure> top_ops;
+  MatrixPathFigure matrix_path;
   double memory_footprint = 0, memory_capacity = 0;
   double samples_consumed = 0;
   double padded_fraction = 0;
   double cost_per_hour = 0;   // all nodes of the scenario (trainers and data service)
   double dataset_samples = 0;
   int ranks = 0;
+  int simulated_nodes = 0; // trainer nodes simulated in detail (replica folding: 2 of many)
   int workers_per_node = 0;
 };
 

@@ -8,6 +8,7 @@ nlohmann::ordered_json metrics_to_json(const RunMetrics& m) {
   j["scenario"] = m.scenario;
   j["steps_simulated"] = m.steps_simulated;
   j["accelerators"] = m.ranks;
+  j["simulated_trainer_nodes"] = m.simulated_nodes;
   j["step_time_s"] = {{"mean", m.step_mean}, {"p50", m.step_p50}, {"p99", m.step_p99}};
   j["throughput_samples_per_s"] = m.throughput;
   j["breakdown"] = {{"input", m.breakdown.input},
@@ -43,6 +44,10 @@ nlohmann::ordered_json metrics_to_json(const RunMetrics& m) {
     ops.push_back({{"name", o.name}, {"kind", o.kind}, {"path", o.path}, {"time_fraction", o.time_fraction},
                    {"utilization", o.utilization}});
   j["top_ops"] = ops;
+  j["matrix_path"] = {{"name", m.matrix_path.name},
+                      {"utilization", m.matrix_path.utilization},
+                      {"useful_flop_fraction", m.matrix_path.useful_flop_fraction},
+                      {"time_fraction", m.matrix_path.time_fraction}};
   j["memory"] = {{"footprint_bytes", m.memory_footprint}, {"capacity_bytes", m.memory_capacity}};
   j["padded_fraction"] = m.padded_fraction;
   j["pipeline_workers_per_node"] = m.workers_per_node;

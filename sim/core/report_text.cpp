@@ -17,6 +17,10 @@ std::string render_text_report(const Scenario& sc, const RunMetrics& m) {
   const NodeSpec& t = sc.trainer_node();
   line(fmt::format("mlsim: {} — {} x {} ({} accelerators), {} steps ({} warm-up), seed {}", m.scenario, t.count,
                    t.name, m.ranks, m.steps_simulated, sc.run.warmup_steps, sc.run.seed));
+  if (m.simulated_nodes < t.count)
+    line(fmt::format("(replica folding: {} of {} identical nodes simulated in detail; set run.replica_folding: false "
+                     "to simulate all)",
+                     m.simulated_nodes, t.count));
   line("");
   line("Performance summary");
   line(fmt::format("  Step time        mean {}   p50 {}   p99 {}", ms(m.step_mean), ms(m.step_p50), ms(m.step_p99)));
@@ -69,6 +73,10 @@ std::string render_text_report(const Scenario& sc, const RunMetrics& m) {
     for (const auto& o : m.top_ops)
       line(fmt::format("  {:<32} {:<12} {:<12} {:>8}  util {}", o.name, o.kind, o.path, pct(o.time_fraction),
                        pct(o.utilization)));
+    if (m.matrix_path.time_fraction > 0)
+      line(fmt::format("  On the {}: {} of device op time at {} utilisation ({} of its executed FLOPs useful)",
+                       m.matrix_path.name, pct(m.matrix_path.time_fraction), pct(m.matrix_path.utilization),
+                       pct(m.matrix_path.useful_flop_fraction)));
   }
   if (m.cost_per_hour > 0) {
     line("");

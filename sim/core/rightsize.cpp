@@ -43,7 +43,8 @@ bool monotone(const std::map<size_t, CurvePoint>& seen) {
   if (f.size() < 3)
     return true;
   auto [lo, hi] = std::minmax_element(f.begin(), f.end());
-  double tol = 1e-3 * (*hi - *lo) + 1e-12; // simulation jitter is not a trend
+  // Jitter on a plateau (a few % of the range) is not a trend that could hide a passing value.
+  double tol = 0.05 * (*hi - *lo) + 1e-12;
   bool up = false, down = false;
   for (size_t k = 1; k < f.size(); ++k) {
     up = up || f[k] > f[k - 1] + tol;

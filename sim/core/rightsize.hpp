@@ -9,7 +9,8 @@
 // are probed `jobs` at a time: first evenly spread probes including both
 // ends, then, while the figures seen so far are monotone in the value, only
 // values inside the bracket between the largest failing and the smallest
-// passing value (a k-ary bisection: with k parallel probes a round shrinks
+// passing value (a k-ary bisection; "monotone" ignores wiggles under 5 % of
+// the figure's range, the jitter of a plateau: with k parallel probes a round shrinks
 // the bracket k+1 times). When the figures seen are not monotone, or a point
 // fails to simulate, the rest of the values are scanned, so the answer is
 // then exact over the list. Bisection is exact only if the figure is

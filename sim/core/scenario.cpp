@@ -124,6 +124,13 @@ int Scenario::total_accelerators() const {
   return total;
 }
 
+int Scenario::simulated_trainer_nodes() const {
+  const NodeSpec& t = trainer_node();
+  bool foldable = run.replica_folding && t.count > kFoldAbove && pipeline.placement != "service" &&
+                  (distribution.algorithm == "ring" || distribution.algorithm == "hierarchical");
+  return foldable ? 2 : t.count;
+}
+
 const NodeSpec* Scenario::find_node(const std::string& name) const {
   for (const auto& n : nodes)
     if (n.name == name)
@@ -181,7 +188,8 @@ Scenario load_scenario(const ConfigNode& root) {
     s.distribution.algorithm = dist.get_choice("algorithm", {"ring", "tree", "hierarchical", "parameter_server"}, "ring");
   }
   ConfigNode run = root.required("run");
-  run.allow_only({"steps", "warmup_steps", "seed"});
+  run.allow_only({"steps", "warmup_steps", "seed", "replica_folding"});
+  s.run.replica_folding = run.get_bool("replica_folding", true);
   s.run.steps = run.get_integer("steps", std::nullopt, 1, 10000000);
   s.run.warmup_steps = run.get_integer("warmup_steps", std::nullopt, 0, 10000000);
   s.run.seed = static_cast<unsigned long long>(run.get_integer("seed", std::nullopt, 0));

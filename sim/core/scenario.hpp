@@ -68,14 +68,22 @@ struct DatasetSpec {
 };
 
 struct DistributionSpec {
-  std::string algorithm = "ring"; // ring (more via the step-graph issue)
+  std::string algorithm = "ring"; // ring | tree | hierarchical | parameter_server (sim/pipeline/collective.hpp)
 };
 
 struct RunSpec {
   long steps = 20;
   long warmup_steps = 2;
   unsigned long long seed = 1;
+  bool replica_folding = true; // simulate 2 of many identical trainer nodes (see simulation.hpp)
 };
+
+// Replica folding: a job of more than kFoldAbove identical trainer nodes (local or remote data, ring
+// or hierarchical all-reduce) is simulated as 2 of them. By symmetry every node's links carry the same
+// traffic as the 2 simulated ones (each NIC one ring flow out and one in), the collective formulas use
+// the job's rank and node counts, and shared remote storage is scaled to the simulated share.
+// What is lost: stragglers among more than two nodes (the slowest of many), contention in the switch.
+inline constexpr int kFoldAbove = 4;
 
 struct Scenario {
   std::string name;
@@ -92,6 +100,8 @@ struct Scenario {
   const NodeSpec& trainer_node() const; // the (first) node group with accelerators
   int total_accelerators() const;
   const NodeSpec* find_node(const std::string& name) const;
+  // Trainer node instances simulated in detail: all of them, or 2 when replica folding applies.
+  int simulated_trainer_nodes() const;
 };
 
 Scenario load_scenario(const ConfigNode& root);

@@ -37,13 +37,21 @@ SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& opt
   CollectiveGroup group;
   group.platform = &platform;
   group.recorder = &rec;
+  group.algorithm = collective_algorithm(scenario.distribution.algorithm);
   for (auto& node : nodes)
     for (auto* gpu : node.accelerators)
       group.ranks.push_back(gpu);
+  const int job_nodes = trainer_spec.count, simulated_nodes = scenario.simulated_trainer_nodes();
+  if (simulated_nodes < job_nodes) {
+    group.job_ranks = job_nodes * trainer_spec.accelerator_count;
+    group.job_nodes = job_nodes;
+  }
   group.finalize();
-  out.ranks = static_cast<int>(group.ranks.size());
+  out.simulated_ranks = static_cast<int>(group.ranks.size());
+  out.ranks = job_nodes * trainer_spec.accelerator_count;
+  out.simulated_nodes = simulated_nodes;
   for (const auto& b : out.plan.buckets)
-    out.collective_closed_form += group.ring_time(b.bytes.value());
+    out.collective_closed_form += group.closed_form_time(b.bytes.value());
 
   int rank = 0;
   for (size_t n = 0; n < nodes.size(); ++n) {
@@ -86,7 +94,7 @@ SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& opt
 
   engine->run();
   out.end_time = sg4::Engine::get_clock();
-  size_t expected = static_cast<size_t>(scenario.run.steps) * static_cast<size_t>(out.ranks);
+  size_t expected = static_cast<size_t>(scenario.run.steps) * static_cast<size_t>(out.simulated_ranks);
   if (rec.steps().size() != expected)
     throw InternalError("the simulation stopped after " + std::to_string(rec.steps().size()) + " of " +
                         std::to_string(expected) + " trainer steps (a deadlock between pipeline and trainers)");

@@ -20,9 +20,11 @@ struct SimulationOutput {
   std::vector<QueueStats> queues;    // one per accelerator's prefetch buffer
   StepPlan plan;                     // the step of one accelerator of the trainer node
   double end_time = 0.0;
-  int ranks = 0;
+  int ranks = 0;           // accelerators of the job
+  int simulated_ranks = 0; // accelerators simulated (fewer with replica folding)
+  int simulated_nodes = 0;
   int workers_per_node = 0;
-  double collective_closed_form = 0.0; // ring time of all buckets back to back, uncontended
+  double collective_closed_form = 0.0; // closed-form all-reduce time of all buckets back to back, uncontended
 };
 
 struct SimulationOptions {

@@ -14,7 +14,7 @@ Platform::Platform(const Scenario& scenario) : scenario_(scenario) {
   // Trainer nodes first, so that trainer instance i has node id i.
   for (const auto& spec : scenario.nodes)
     if (spec.role == "trainer")
-      for (int i = 0; i < spec.count; ++i)
+      for (int i = 0; i < (spec.accelerator_count > 0 ? scenario.simulated_trainer_nodes() : spec.count); ++i)
         build_node(spec, i, true);
   for (const auto& spec : scenario.nodes)
     if (spec.role != "trainer")
@@ -22,8 +22,13 @@ Platform::Platform(const Scenario& scenario) : scenario_(scenario) {
         build_node(spec, i, false);
   if (scenario.storage.present) {
     storage_ = zone_->create_host("storage", kWorkPerSecond)->seal();
-    storage_ops_ = zone_->create_host("storage.ops", scenario.storage.random_read_iops)->seal();
-    storage_link_ = add_link("storage.egress", "storage", scenario.storage.bandwidth.value(), 0.0);
+    storage_ops_ = zone_->create_host("storage.ops", scenario.storage.random_read_iops *
+                                                            scenario.simulated_trainer_nodes() /
+                                                            scenario.trainer_node().count)
+                       ->seal();
+    // With replica folding the simulated nodes get their share of the shared storage.
+    double share = static_cast<double>(scenario.simulated_trainer_nodes()) / scenario.trainer_node().count;
+    storage_link_ = add_link("storage.egress", "storage", scenario.storage.bandwidth.value() * share, 0.0);
     int id = next_node_id_++;
     uplinks_[storage_] = {id, {}};
     nic_of_node_[id] = storage_link_;
@@ -38,15 +43,29 @@ Platform::Platform(const Scenario& scenario) : scenario_(scenario) {
         connect(node.accelerators[a], node.accelerators[b]);
   }
   size_t n = trainers_.size();
-  for (size_t i = 0; n > 1 && i < n; ++i) {
+  size_t total_gpus = 0;
+  for (auto& node : trainers_)
+    total_gpus += node.accelerators.size();
+  if (n > 1 && total_gpus <= kAllPairsLimit) {
+    // Small jobs: every accelerator pair across nodes (trees, any collective pattern).
+    for (size_t i = 0; i < n; ++i)
+      for (size_t j = i + 1; j < n; ++j)
+        for (auto* a : trainers_[i].accelerators)
+          for (auto* b : trainers_[j].accelerators)
+            connect(a, b);
+  }
+  for (size_t i = 0; n > 1 && i < n; ++i) { // connect() skips pairs it already has
     auto& here = trainers_[i];
     auto& next = trainers_[(i + 1) % n];
     for (size_t k = 0; k < here.accelerators.size(); ++k)
       connect(here.accelerators[k], next.accelerators[k]); // hierarchical rings: same local rank
     connect(here.accelerators.back(), next.accelerators.front()); // flat ring across nodes
-    if (n == 2)
-      break;
   }
+  // Parameter server on node 0's CPU: every accelerator reaches it.
+  if (!trainers_.empty())
+    for (auto& node : trainers_)
+      for (auto* gpu : node.accelerators)
+        connect(trainers_.front().cpu, gpu);
   for (auto& svc : service_)
     for (auto& node : trainers_)
       connect(svc.cpu, node.cpu);

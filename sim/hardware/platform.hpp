@@ -30,6 +30,10 @@
 
 namespace mlsim {
 
+// Up to this many accelerators, every cross-node pair gets a route (a full zone stores one entry per
+// pair); larger jobs get the ring and hierarchical neighbours and the parameter-server routes only.
+inline constexpr size_t kAllPairsLimit = 256;
+
 // Work units: 1 reference core-second (or device-second) = 1e9 flops of the SimGrid host.
 inline constexpr double kWorkPerSecond = 1e9;
 

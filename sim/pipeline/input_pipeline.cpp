@@ -33,7 +33,7 @@ InputPipeline::InputPipeline(Setup setup)
   chunks_per_batch_ = p.whole_batch_workers ? 1 : p.chunks_per_batch > 0 ? p.chunks_per_batch : workers_;
   to_read_.available = sg4::Semaphore::create(0);
   to_map_.available = sg4::Semaphore::create(0);
-  int trainer_nodes = static_cast<int>(s_.platform->trainers().size());
+  int trainer_nodes = sc.trainer_node().count; // the job's nodes share the dataset, folded or not
   shard_samples_ = static_cast<double>(sc.dataset.samples) / trainer_nodes;
   shard_bytes_ = shard_samples_ * sc.dataset.sample_size.mean().value();
   for (const auto& st : p.stages)
