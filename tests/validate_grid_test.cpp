@@ -1,12 +1,17 @@
 // A small real validate grid: the real loader and consumer against the
-// closed-form prediction from a real quick calibration. Machines are shared
+// simulator's prediction (one scenario per configuration, in a forked child)
+// from a real quick calibration. Machines are shared
 // and noisy, so the bounds are loose; `mlsim validate` measures the strict ones.
 #include "sim/validate/calib_dataset.hpp"
 #include "sim/validate/calibrate.hpp"
+#include "sim/validate/scenario_yaml.hpp"
 #include "sim/validate/validate.hpp"
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <sstream>
 
 using namespace mlsim::validate;
@@ -35,13 +40,18 @@ TEST(ValidateGrid, SmallGridRunsAndPredictsWithinALooseBound) {
     c.batch_size = 8;
     vo.grid.push_back(c);
   }
-  ValidationReport r = run_validation(vo, closed_form_predictor(profile), kClosedFormLabel, log);
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("mlsim-validate-grid-" + std::to_string(::getpid()) + ".yaml")).string();
+  write_profile(profile, path);
+  ValidationReport r = run_validation(vo, mlsim_simulator_predictor(profile, path, vo.length), kSimulatorLabel, log);
+  std::filesystem::remove(path);
   ASSERT_EQ(r.rows.size(), 3u);
   for (const auto& row : r.rows) {
     EXPECT_GT(row.measured.throughput, 0.0);
     EXPECT_GE(row.measured.stall, 0.0);
     EXPECT_LE(row.measured.stall, 1.0);
     EXPECT_GT(row.predicted.throughput, 0.0);
+    EXPECT_GT(row.predicted.step_time_s, 0.0);
   }
   // The heavy consumer dominates: the job waits little, and slows down.
   EXPECT_LT(r.rows[2].measured.throughput, r.rows[0].measured.throughput);

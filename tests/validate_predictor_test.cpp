@@ -84,9 +84,39 @@ TEST(ValidatePredictor, SummaryTakesMedianAndMaxOfAbsoluteErrors) {
 }
 
 TEST(ValidateScenario, YamlNamesTheProfileAndTheConfiguration) {
-  std::string y = scenario_yaml(cfg(3, 12), inputs(), "profiles/vm.yaml", 50, 5);
+  JobConfig c = cfg(3, 12);
+  c.prefetch_depth = 4;
+  std::string y = scenario_yaml(c, inputs(), hand_profile(), "profiles/vm.yaml", RunLength{5, 45});
   EXPECT_NE(y.find("preset: \"profiles/vm.yaml\""), std::string::npos);
   EXPECT_NE(y.find("workers: 3"), std::string::npos);
+  EXPECT_NE(y.find("prefetch: 7"), std::string::npos); // queue depth 4 + one batch held by each of 3 loaders
   EXPECT_NE(y.find("batch_size: 16"), std::string::npos);
   EXPECT_NE(y.find("cost: jpeg_decode"), std::string::npos);
+  EXPECT_NE(y.find("placement: host"), std::string::npos); // the CPU consumer is a host op
+  EXPECT_NE(y.find("steps: 50, warmup_steps: 5"), std::string::npos);
+  EXPECT_EQ(y.find("cost: random_resized_crop"), std::string::npos); // not calibrated in this profile: free
+}
+
+TEST(ValidateScenario, HostGemmRateIncludesThePerCallCost) {
+  Profile p = hand_profile();
+  EXPECT_NEAR(host_gemm_rate(p, 100), 2e6 / 10e-3, 1e-6);
+  p.cpu.stage_costs["host_gemm_fp32"].per_sample_s = 10e-3; // as much again per call
+  EXPECT_NEAR(host_gemm_rate(p, 100), 2e6 / 20e-3, 1e-6);
+  EXPECT_EQ(host_gemm_rate(Profile{}, 100), 0.0);
+}
+
+TEST(ValidateScenario, BackgroundLoadLeavesTheRestOfTheCores) {
+  auto eq = [](JobCpu j, int cores, double speed) {
+    EXPECT_EQ(j.cores, cores);
+    EXPECT_DOUBLE_EQ(j.speed, speed);
+  };
+  eq(job_cpu(2, 0.0, false), 2, 1.0);
+  eq(job_cpu(2, 0.0, true), 2, 1.0);
+  eq(job_cpu(2, 0.5, false), 2, 0.75);  // per-thread sharing: every core slower
+  eq(job_cpu(2, 0.5, true), 2, 0.75);   // a group share of 1.5 cores
+  eq(job_cpu(2, 1.4, true), 1, 0.6);    // a group share of 0.6 cores: one thread can use it all
+  eq(job_cpu(2, 0.9, true), 1, 1.1);    // 1.1 cores: one core 10 % fast beats two at 55 %
+  eq(job_cpu(2, 0.5, true), 2, 0.75);
+  eq(job_cpu(2, 1.4, false), 2, 0.3);
+  eq(job_cpu(2, 5.0, true), 1, 0.1);    // never zero
 }

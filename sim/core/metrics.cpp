@@ -279,8 +279,11 @@ RunMetrics compute_metrics(const Scenario& sc, const SimulationOutput& out) {
   m.throughput = m.step_mean > 0 ? global_batch / m.step_mean : 0;
   m.samples_consumed = global_batch * static_cast<double>(sc.run.steps);
   m.dataset_samples = static_cast<double>(sc.dataset.samples);
-  for (const auto& node : sc.nodes)
-    m.cost_per_hour += node.price.value() * 3600.0 * node.count;
+  // A data service whose one preprocessed stream feeds several identical jobs is paid by all of them.
+  for (const auto& node : sc.nodes) {
+    bool shared = sc.pipeline.placement == "service" && node.name == sc.pipeline.service_node;
+    m.cost_per_hour += node.price.value() * 3600.0 * node.count / (shared ? sc.pipeline.shared_by_jobs : 1);
+  }
   op_figures(out, m);
   matrix_path_figure(sc, out, m);
   stage_figures(sc, out, m);

@@ -18,10 +18,12 @@ InputPipeline::InputPipeline(Setup setup)
     for (auto& svc : s_.platform->service_nodes())
       if (svc.spec->name == p.service_node) {
         worker_hosts_.push_back(svc.cpu);
+        ram_of_[svc.cpu] = svc.ram_bus;
         cores += svc.spec->cpu.cores;
       }
   } else {
     worker_hosts_.push_back(s_.node->cpu);
+    ram_of_[s_.node->cpu] = s_.node->ram_bus;
     cores = s_.node->spec->cpu.cores;
   }
   workers_ = p.effective_workers(cores);
@@ -151,7 +153,7 @@ void InputPipeline::read_chunk(const Chunk& c, sg4::Host* where, uint32_t track)
   double stored = std::accumulate(c.stored_bytes.begin(), c.stored_bytes.end(), 0.0);
   double bytes = c.first_stage > 0 ? flow_.trace_chunk(n, stored).bytes_after[c.first_stage - 1] : stored;
   if (c.from_ram) {
-    sg4::this_actor::exec_init(bytes)->set_host(s_.node->ram_bus)->wait();
+    sg4::this_actor::exec_init(bytes)->set_host(ram_of_.at(where))->wait(); // the reader's own RAM
   } else if (d.location == "remote") {
     // Accesses and transfers of a chunk's files overlap (queued requests), each on its own resource.
     sg4::ExecPtr ops = sg4::this_actor::exec_init(n); // keep the pointer: start() returns a raw one

@@ -92,6 +92,7 @@ private:
   int readers_ = 0;
   int chunks_per_batch_ = 1;
   std::vector<simgrid::s4u::Host*> worker_hosts_;
+  std::map<const simgrid::s4u::Host*, simgrid::s4u::Host*> ram_of_; // worker host -> its node's RAM bus
   WorkQueue to_read_, to_map_;
   std::map<long, Pending> pending_;
   long next_batch_id_ = 0;

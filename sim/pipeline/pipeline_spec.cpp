@@ -97,9 +97,10 @@ PipelineSpec parse_pipeline(const ConfigNode& node, const CpuSpec& cpu) {
   p.chunks_per_batch = static_cast<int>(node.get_integer("chunks_per_batch", 0, 0, 1 << 20));
   p.placement = node.get_choice("placement", {"local", "service"}, "local");
   if (ConfigNode svc = node.child("service"); svc.defined()) {
-    svc.allow_only({"node", "coordinated_reads"});
+    svc.allow_only({"node", "coordinated_reads", "shared_by_jobs"});
     p.service_node = svc.get_string("node");
     p.coordinated_reads = svc.get_bool("coordinated_reads", false);
+    p.shared_by_jobs = static_cast<int>(svc.get_integer("shared_by_jobs", 1, 1, 10000));
   } else if (p.placement == "service") {
     node.missing("service", "{node: <data-service node name>}");
   }

@@ -65,6 +65,7 @@ struct PipelineSpec {
   std::string placement = "local";  // local | service
   std::string service_node;         // name of the data-service node group
   bool coordinated_reads = false;   // service: every trainer of a round gets batches of similar size
+  int shared_by_jobs = 1;           // service: jobs reading this preprocessed stream (they share its cost)
   std::vector<StageSpec> stages;
   BatchingSpec batching;
   DeviceStageSpec device_stage;

@@ -3,15 +3,33 @@
 
 #include "sim/core/errors.hpp"
 #include "sim/validate/calibrate.hpp"
+#include "sim/validate/scenario_yaml.hpp"
 #include "sim/validate/validate.hpp"
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
 
 namespace mlsim {
+
+namespace {
+// A file in the temporary directory, removed when the command ends (also on an exception).
+struct TempFile {
+  std::string path;
+  explicit TempFile(const std::string& name) : path((std::filesystem::temp_directory_path() / name).string()) {}
+  ~TempFile() {
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+};
+} // namespace
 
 void add_calibrate_command(CLI::App& app, CommandStatus& status) {
   struct Args {
@@ -60,7 +78,7 @@ void add_calibrate_command(CLI::App& app, CommandStatus& status) {
 
 void add_validate_command(CLI::App& app, CommandStatus& status) {
   struct Args {
-    std::string profile, json, cache_dir, gpu = "auto";
+    std::string profile, json, cache_dir, gpu = "auto", keep_scenarios;
     bool quick = false;
   };
   auto args = std::make_shared<Args>();
@@ -68,7 +86,8 @@ void add_validate_command(CLI::App& app, CommandStatus& status) {
       "validate",
       "Run a real loader (real files, JPEG decode, augmentation, a bounded prefetch queue) feeding a real consumer "
       "(GEMMs on the GPU, or an Eigen GEMM thread without one) over a grid of configurations, predict the same "
-      "configurations from the calibrated profile, and print predicted vs. measured throughput and stall share.");
+      "configurations with the mlsim simulator from the calibrated profile, and print predicted vs. measured "
+      "throughput, stall share and step time.");
   cmd->add_option("--profile", args->profile, "calibrated profile (default: a quick in-process CPU calibration)")
       ->check(CLI::ExistingFile);
   cmd->add_flag("--quick", args->quick, "a 5-configuration grid with short runs");
@@ -76,6 +95,8 @@ void add_validate_command(CLI::App& app, CommandStatus& status) {
   cmd->add_option("--gpu", args->gpu, "auto: GPU consumer when a GPU is usable; off: CPU consumer")
       ->check(CLI::IsMember({"auto", "off"}));
   cmd->add_option("--cache-dir", args->cache_dir, "where the calibration images are (see calibrate --help)");
+  cmd->add_option("--keep-scenarios", args->keep_scenarios,
+                  "also write each configuration's generated scenario to this folder (for `mlsim run`)");
   cmd->callback([args, &status] {
     validate::ValidateOptions opt;
     opt.quick = args->quick;
@@ -88,12 +109,14 @@ void add_validate_command(CLI::App& app, CommandStatus& status) {
         fmt::print("GPU: none ({}); the consumer is an Eigen GEMM thread on the CPU\n", g.reason);
     }
     validate::Profile profile;
-    std::string source;
+    std::string source, profile_path;
+    std::unique_ptr<TempFile> temp;
     if (!args->profile.empty()) {
       profile = validate::read_profile(args->profile); // InputError -> exit 2
       source = args->profile;
+      profile_path = std::filesystem::absolute(args->profile).string(); // the scenarios name it as a preset
     } else {
-      fmt::print("no --profile: calibrating the CPU first (quick, in-process, not written to disk)\n");
+      fmt::print("no --profile: calibrating the CPU first (quick, in-process, not kept)\n");
       validate::CalibrateOptions c;
       c.quick = true;
       c.cache_dir = args->cache_dir;
@@ -101,15 +124,22 @@ void add_validate_command(CLI::App& app, CommandStatus& status) {
       c.gpu = opt.use_gpu ? validate::GpuMode::automatic : validate::GpuMode::off;
       profile = validate::run_calibration(c, std::cout);
       source = "in-process quick calibration";
+      temp = std::make_unique<TempFile>(fmt::format("mlsim-validate-profile-{}.yaml", ::getpid()));
+      validate::write_profile(profile, temp->path); // the scenarios' presets read it
+      profile_path = temp->path;
     }
     if (opt.use_gpu && !profile.accelerator)
       throw InputError("--profile " + args->profile, "accelerator", "a profile measured with a GPU (a GPU is present)",
                        "a profile without an accelerator section");
+    // Each prediction is one simulation in a forked child (this process never runs a SimGrid engine
+    // itself); run_validation predicts after each real run, when the loader threads have been joined.
     fmt::print("validate: {} configurations, predictor: {}\n",
                (opt.grid.empty() ? validate::default_grid(opt.quick, opt.use_gpu) : opt.grid).size(),
-               validate::kClosedFormLabel);
-    validate::ValidationReport r = validate::run_validation(opt, validate::closed_form_predictor(profile),
-                                                            validate::kClosedFormLabel, std::cout);
+               validate::kSimulatorLabel);
+    validate::ValidationReport r =
+        validate::run_validation(opt, validate::mlsim_simulator_predictor(profile, profile_path, opt.length,
+                                                                                     args->keep_scenarios),
+                                 validate::kSimulatorLabel, std::cout);
     r.profile_source = source;
     validate::print_report(r, std::cout);
     if (!args->json.empty()) {

@@ -34,6 +34,9 @@ struct JobInputs {
   // The machine's state: cores' worth of CPU that other processes used while
   // the job ran (measured from /proc/stat); 0 on a quiet machine.
   double background_cores = 0.0;
+  // How the OS shares the cores between this job and the other tenants: per process group
+  // (Linux autogroup: each session's threads together get a fair share) or per thread.
+  bool group_scheduling = false;
 };
 
 } // namespace mlsim::validate

@@ -40,6 +40,12 @@ CpuSnapshot cpu_snapshot() {
   return s;
 }
 
+bool autogroup_scheduling() {
+  int enabled = 0;
+  std::ifstream("/proc/sys/kernel/sched_autogroup_enabled") >> enabled;
+  return enabled == 1;
+}
+
 namespace {
 struct Batch {
   std::unique_ptr<float[]> data; // batch_size x 3 x side x side, collated

@@ -42,4 +42,7 @@ struct CpuSnapshot {
 };
 CpuSnapshot cpu_snapshot();
 
+// Whether the kernel schedules by session groups (/proc/sys/kernel/sched_autogroup_enabled = 1).
+bool autogroup_scheduling();
+
 } // namespace mlsim::validate

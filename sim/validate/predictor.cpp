@@ -46,6 +46,7 @@ Prediction closed_form_prediction(const Profile& p, const JobConfig& cfg, const 
   const double loaders_busy = std::min(k, X * c.loader_s / s_L);
   const double s_C = speed(loaders_busy + 1.0);
   pr.throughput = X * cfg.batch_size;
+  pr.step_time_s = 1.0 / X;
   // A consumer-bound job never waits (in the mean); otherwise the consumer computes
   // for G / s_C of each 1 / X.
   pr.stall = pr.bottleneck == "consumer" ? 0.0 : std::clamp(1.0 - X * c.consumer_s / s_C, 0.0, 1.0);

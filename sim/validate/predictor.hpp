@@ -1,9 +1,10 @@
 // Predictions for the validation job, and the closed-form fallback predictor.
 //
-// A Predictor maps a job configuration to {throughput, stall}. The simulator
-// (sim/core simulate_scenario_text on the YAML of scenario_yaml.hpp) plugs in
-// here; until it is wired, `closed_form_predictor` is the FALLBACK, labelled
-// as such in every output. Its model, from the calibrated profile:
+// A Predictor maps a job configuration to {throughput, stall, step time}.
+// `mlsim validate` predicts with the simulator (scenario_yaml.hpp:
+// mlsim_simulator_predictor). `closed_form_predictor` is a FALLBACK kept for
+// comparison and unit tests, labelled as such wherever it is used. Its model,
+// from the calibrated profile:
 //   P = batch * (file_read_warm + jpeg_decode + random_resized_crop
 //                + 0.5 * flip + normalize_fp32 + collate)  core-s per batch
 //   G = layers * host_gemm(2 n^3)                           core-s per batch
@@ -33,7 +34,8 @@ namespace mlsim::validate {
 struct Prediction {
   double throughput = 0.0; // samples/s
   double stall = 0.0;      // share of the consumer's time spent waiting for a batch
-  std::string bottleneck;  // "loader", "consumer", "cores"
+  double step_time_s = 0.0; // mean interval between consecutive steps' ends (0: not predicted)
+  std::string bottleneck;  // closed form: "loader", "consumer", "cores"; simulator: its bottleneck kind:name
 };
 
 using Predictor = std::function<Prediction(const JobConfig&, const JobInputs&)>;

@@ -61,6 +61,16 @@ struct PcieProfile {
   double r2 = 0.0;
 };
 
+// The preset schema describes PCIe as generation x lanes x protocol efficiency
+// (sim/hardware/pcie.hpp); a measured bandwidth is written in that form: x16
+// lanes of the lowest generation whose x16 rate reaches it, with the efficiency
+// that gives the measured figure (clamped to 1 above gen5 x16).
+struct PcieSchema {
+  int generation = 5, lanes = 16;
+  double protocol_efficiency = 1.0;
+};
+PcieSchema pcie_schema_for(double bandwidth_Bps);
+
 struct GemmCurve { // achieved(s) = peak * s / (s + s_half), s = cube root of m*n*k
   std::string dtype;
   double peak_flops = 0.0;

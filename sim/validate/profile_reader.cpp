@@ -2,6 +2,7 @@
 #include "sim/validate/profile.hpp"
 
 #include "sim/core/config_node.hpp"
+#include "sim/hardware/pcie.hpp"
 
 namespace mlsim::validate {
 
@@ -46,6 +47,12 @@ Profile read_profile(const std::string& path) {
         c.all_cores_efficiency = f.get_number("all_cores_efficiency", 0.0, 0.0, 100.0);
       p.cpu.stage_costs[name] = c;
     }
+  if (!p.cpu.stage_costs.count("host_gemm_fp32") && cpu.has("core_flops")) { // a profile without fit details
+    StageCost c;
+    c.regressor = "flops";
+    c.per_flop_s = 1.0 / cpu.get_quantity<FlopsPerSec>("core_flops").value();
+    p.cpu.stage_costs["host_gemm_fp32"] = c;
+  }
   if (ConfigNode ram = root.child("ram"); ram.defined()) {
     p.ram.size_bytes = ram.get_quantity<Bytes>("size", Bytes(0.0), false).value();
     p.ram.bandwidth_Bps = ram.get_quantity<BytesPerSec>("bandwidth", BytesPerSec(0.0), false).value();
@@ -56,10 +63,21 @@ Profile read_profile(const std::string& path) {
     p.disk.latency_s = disk.get_quantity<Seconds>("latency", Seconds(0.0), false).value();
   }
   if (ConfigNode pcie = root.child("pcie"); pcie.defined()) {
+    // The measured figures are under calibration.pcie; older profiles kept them in pcie itself.
+    ConfigNode measured = root.child("calibration").child("pcie");
+    ConfigNode src = pcie.has("bandwidth") || !measured.defined() ? pcie : measured;
     PcieProfile pc;
-    pc.bandwidth_Bps = pcie.get_quantity<BytesPerSec>("bandwidth").value();
+    if (src.has("bandwidth"))
+      pc.bandwidth_Bps = src.get_quantity<BytesPerSec>("bandwidth").value();
+    else { // the preset schema only: generation x lanes x efficiency
+      const int gen = static_cast<int>(pcie.get_integer("generation", std::nullopt, 1, 5));
+      const int lanes = static_cast<int>(pcie.get_integer("lanes", 16, 1, 16));
+      pc.bandwidth_Bps = pcie_lane_rate(gen).value() * lanes * pcie.get_number("protocol_efficiency", 0.8, 0.05, 1.0);
+    }
     pc.latency_s = pcie.get_quantity<Seconds>("latency", Seconds(0.0), false).value();
-    pc.pageable_factor = pcie.get_number("pageable_factor", 1.0, 0.0, 1.0);
+    pc.pageable_factor = src.get_number("pageable_factor", 1.0, 0.0, 1.0);
+    if (measured.defined() && measured.has("d2h_bandwidth"))
+      pc.d2h_bandwidth_Bps = measured.get_quantity<BytesPerSec>("d2h_bandwidth").value();
     p.pcie = pc;
   }
   if (ConfigNode acc = root.child("accelerator"); acc.defined()) {

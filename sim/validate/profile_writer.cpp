@@ -2,7 +2,11 @@
 // Follow preset schema changes here.
 #include "sim/validate/profile.hpp"
 
+#include "sim/hardware/pcie.hpp"
+
 #include <yaml-cpp/yaml.h>
+
+#include <algorithm>
 
 #include <cmath>
 #include <cstdio>
@@ -64,6 +68,19 @@ void stage_cost(YAML::Emitter& y, const std::string& name, const StageCost& c) {
 bool is_host_compute(const StageCost& c) { return c.per_flop_s > 0.0; }
 } // namespace
 
+PcieSchema pcie_schema_for(double bandwidth_Bps) {
+  PcieSchema s;
+  if (bandwidth_Bps <= 0.0)
+    return s;
+  for (int g = 1; g <= 5; ++g) {
+    s.generation = g;
+    if (pcie_lane_rate(g).value() * s.lanes >= bandwidth_Bps)
+      break;
+  }
+  s.protocol_efficiency = std::clamp(bandwidth_Bps / (pcie_lane_rate(s.generation).value() * s.lanes), 0.05, 1.0);
+  return s;
+}
+
 std::string profile_to_yaml(const Profile& p) {
   YAML::Emitter y;
   y.SetDoublePrecision(4);
@@ -74,6 +91,9 @@ std::string profile_to_yaml(const Profile& p) {
   y << YAML::Key << "cores" << YAML::Value << p.cpu.cores;
   y << YAML::Key << "core_speed" << YAML::Value << round4(p.cpu.core_speed);
   y << YAML::Key << "fp16_emulation_factor" << YAML::Value << round4(p.cpu.fp16_emulation_factor);
+  // Host-placed ops run at core_flops on one core: the asymptotic single-thread Eigen GEMM rate.
+  if (auto g = p.cpu.stage_costs.find("host_gemm_fp32"); g != p.cpu.stage_costs.end() && g->second.per_flop_s > 0)
+    y << YAML::Key << "core_flops" << YAML::Value << flops(1.0 / g->second.per_flop_s);
   y << YAML::Key << "stage_costs" << YAML::Value << YAML::BeginMap;
   for (const auto& [name, c] : p.cpu.stage_costs)
     if (!is_host_compute(c))
@@ -91,11 +111,13 @@ std::string profile_to_yaml(const Profile& p) {
   y << YAML::Key << "latency" << YAML::Value << seconds(p.disk.latency_s);
   y << YAML::EndMap;
 
-  if (p.pcie) {
+  if (p.pcie) { // the preset schema (generation, lanes, efficiency); the measured figures go under calibration
+    const PcieSchema s = pcie_schema_for(p.pcie->bandwidth_Bps);
     y << YAML::Key << "pcie" << YAML::Value << YAML::BeginMap;
-    y << YAML::Key << "bandwidth" << YAML::Value << rate(p.pcie->bandwidth_Bps);
+    y << YAML::Key << "generation" << YAML::Value << s.generation;
+    y << YAML::Key << "lanes" << YAML::Value << s.lanes;
+    y << YAML::Key << "protocol_efficiency" << YAML::Value << round4(s.protocol_efficiency);
     y << YAML::Key << "latency" << YAML::Value << seconds(p.pcie->latency_s);
-    y << YAML::Key << "pageable_factor" << YAML::Value << round4(p.pcie->pageable_factor);
     y << YAML::EndMap;
   }
   if (p.accelerator) {
@@ -167,6 +189,8 @@ std::string profile_to_yaml(const Profile& p) {
   y << YAML::EndMap;
   if (p.pcie) {
     y << YAML::Key << "pcie" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    y << YAML::Key << "bandwidth" << YAML::Value << rate(p.pcie->bandwidth_Bps);
+    y << YAML::Key << "pageable_factor" << YAML::Value << round4(p.pcie->pageable_factor);
     y << YAML::Key << "d2h_bandwidth" << YAML::Value << rate(p.pcie->d2h_bandwidth_Bps);
     y << YAML::Key << "r2" << YAML::Value << round4(p.pcie->r2) << YAML::EndMap;
   }

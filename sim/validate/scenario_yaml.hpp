@@ -1,18 +1,67 @@
 // A validation configuration as a scenario file, for the simulator.
 //
-// Generates the YAML of one `mlsim run` scenario equivalent to the real job:
-// one node whose cpu/ram/disk (and accelerator) come from the calibrated
-// profile (`preset: <profile path>`), a dataset of the calibration JPEGs
-// resident in the page cache, a PyTorch-style pipeline (k workers building
-// whole batches, prefetch d) whose stages reference the calibrated stage costs
-// by name, and the consumer as the model. Kept in its own file because the
-// scenario schema is still moving: adapt the keys here only.
-// Ignores (for now): the CPU consumer of a GPU-less host has no scenario
-// equivalent yet; it is written as a model with host placement.
+// Generates the YAML of one `mlsim run` scenario that is the real job of
+// loader_job.hpp, configuration for configuration:
+//   node       cpu and ram from the calibrated profile (`preset: <profile>`);
+//              cpu.core_flops = the calibrated Eigen GEMM rate AT THE JOB'S
+//              GEMM SIZE (per_call + per_flop fit), so the host op costs what
+//              one of the consumer's GEMMs costs on one core.
+//   dataset    the calibration JPEGs of the set, resident in the page cache
+//              (location: ram): mean file bytes, mean source pixels.
+//   pipeline   pytorch (each worker builds whole batches), workers = loader
+//              threads k, prefetch = queue depth d + k (see below); the stages
+//              are the loader's, each priced by its calibrated cost:
+//              read (file_read_warm: its per-file part as CPU work; its copy
+//              out of the page cache as the simulator's RAM read of the
+//              sample, with ram.bandwidth = 1 / file_read_warm.per_byte),
+//              jpeg_decode, random_resized_crop, flip (applied to half the
+//              samples: 0.5 x flip), normalize_fp32, collate.
+//   consumer   CPU: a trainer whose step is ONE host-placed matmul op of
+//              layers x 2 n^3 FLOP (no parameters: no backward ops) on one
+//              core of the same CPU, so it shares the cores with the loader
+//              workers exactly as the consumer thread does. The accelerator is
+//              nominal (it runs nothing); the consumer reads the batch where
+//              the loader left it, so the batch handed over is a pointer
+//              (`hand_over` stage: 8 B per sample) over a fast PCIe link, and
+//              the collate cost is written per sample to keep its full-size
+//              cost (collate.per_byte x the fp32 sample bytes).
+//              GPU: the profile's accelerator and measured PCIe (pageable, as
+//              the consumer copies from pageable memory), `layers` fp16 n^3
+//              matmuls on the device.
+//   background other tenants' CPU use b (cores' worth, measured from /proc/stat
+//              during the real run) leaves the job E = c - b of the c cores.
+//              How the job's threads get E depends on the OS scheduler:
+//              - group scheduling (Linux autogroup, on by default in desktop
+//                and many server kernels: each session's threads share one
+//                fair share): E is the job's as a whole, each thread at most
+//                one core. A simulated host of n whole cores at speed E / n
+//                gives m runnable threads min(E/n, E/m) each instead of
+//                min(1, E/m): exact for m >= n when n >= floor(E); n = ceil(E)
+//                is slow by E/ceil(E) while fewer than n threads run, n =
+//                floor(E) fast by E/floor(E) while exactly n run. n is the one
+//                with the smaller of these errors (floor for E < 4/3 on 2 cores).
+//              - per-thread fair sharing: c cores at speed E / c. Equal to
+//                always-runnable background threads whenever the job keeps
+//                the cores busy (B threads take b = c B / (m + B), each of the
+//                m job threads gets c / (m + B) = E / m).
+//              Both are pessimistic while fewer job threads are runnable than
+//              the cores they are given.
+//
+// Why prefetch = d + k: the simulator's buffer hands out `prefetch` tokens
+// (a worker needs one to START a batch; a pop returns one), so at most
+// `prefetch` batches are started beyond the one being consumed. In the real
+// job the queue holds d finished batches and each of the k loaders holds one
+// more (being built, or built and blocked in push): d + k beyond the one the
+// consumer works on.
+// Ignores: per-image cost variance within a set (costs are linear in the
+// sizes, so mean sizes give the mean cost), OS wake-up latency (microseconds
+// against millisecond steps), the loader's in-order batch numbering.
 #pragma once
 
 #include "sim/validate/job_config.hpp"
+#include "sim/validate/loader_job.hpp"
 #include "sim/validate/predictor.hpp"
+#include "sim/validate/profile.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -22,15 +71,34 @@
 
 namespace mlsim::validate {
 
-std::string scenario_yaml(const JobConfig& cfg, const JobInputs& in, const std::string& profile_path, int steps,
-                          int warmup_steps);
+// Host GEMM rate (FLOP/s, one core) at one n x n x n GEMM, from the host_gemm_fp32 fit; 0 if not calibrated.
+double host_gemm_rate(const Profile& p, int n);
 
-// The simulator's entry point, as sim/core/simulate.hpp will declare it:
-// scenario text + overrides -> the run's JSON report.
+// The CPU the job gets when other tenants use `background_cores` of `cores` (see "background" above).
+struct JobCpu {
+  int cores = 1;
+  double speed = 1.0; // fraction of a core's speed
+};
+JobCpu job_cpu(int cores, double background_cores, bool group_scheduling);
+
+// The scenario text. `profile_path` is the file the scenario's presets name (absolute, or relative to
+// the simulator's working directory); `profile` is the same profile, read, for the derived figures.
+std::string scenario_yaml(const JobConfig& cfg, const JobInputs& in, const Profile& profile,
+                          const std::string& profile_path, const RunLength& length);
+
+// The simulator's entry point (mlsim::simulate_scenario_text): scenario text + overrides -> the run's
+// JSON report. Each call runs in a forked child.
 using SimulateFn = std::function<nlohmann::json(const std::string& yaml, const std::vector<std::string>& overrides)>;
 
-// A Predictor that simulates each configuration's scenario and reads
-// `throughput_samples_per_s` and `breakdown.input` from the report.
-Predictor simulator_predictor(SimulateFn simulate, std::string profile_path, int steps = 60, int warmup_steps = 5);
+// A Predictor that simulates each configuration's scenario, as long as the real run (same warm-up and
+// measured steps), and reads `throughput_samples_per_s`, `breakdown.input` and `step_time_s.mean`.
+// With `keep_dir` set, each scenario is also written there (<label>[-busy].yaml) for `mlsim run`.
+Predictor simulator_predictor(SimulateFn simulate, Profile profile, std::string profile_path, RunLength length,
+                              std::string keep_dir = "");
+
+// simulator_predictor over mlsim::simulate_scenario_text.
+Predictor mlsim_simulator_predictor(Profile profile, std::string profile_path, RunLength length,
+                                    std::string keep_dir = "");
+inline constexpr const char* kSimulatorLabel = "mlsim simulator (one scenario per configuration)";
 
 } // namespace mlsim::validate

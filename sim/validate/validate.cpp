@@ -95,6 +95,7 @@ ValidationReport run_validation(const ValidateOptions& opt, const Predictor& pre
     row.measured = run_loader_job(cfg, in, opt.length, gpu.get());
     row.predicted_quiet = predict(cfg, in);
     row.inputs.background_cores = row.measured.other_cpu_cores;
+    row.inputs.group_scheduling = autogroup_scheduling();
     row.predicted = predict(cfg, row.inputs);
     row.throughput_error = (row.predicted.throughput - row.measured.throughput) / row.measured.throughput;
     row.stall_error = row.predicted.stall - row.measured.stall;
@@ -116,13 +117,14 @@ ValidationReport run_validation(const ValidateOptions& opt, const Predictor& pre
 
 void print_report(const ValidationReport& r, std::ostream& out) {
   fmt::print(out, "\npredictions: {}\nprofile: {}\n", r.predictor, r.profile_source);
-  fmt::print(out, "{:<24} {:>10} {:>10} {:>7}   {:>8} {:>8} {:>7}  {:>8}  {}\n", "configuration", "pred/s", "meas/s",
-             "error", "stall_p", "stall_m", "diff", "busy", "bottleneck");
+  fmt::print(out, "{:<24} {:>9} {:>9} {:>7}  {:>7} {:>7} {:>6}  {:>8} {:>8}  {:>5}  {}\n", "configuration", "pred/s",
+             "meas/s", "error", "stall_p", "stall_m", "diff", "step_p", "step_m", "busy", "bottleneck (predicted)");
   for (const auto& row : r.rows)
-    fmt::print(out, "{:<24} {:>10.1f} {:>10.1f} {:>+6.1f}%   {:>7.1f}% {:>7.1f}% {:>+6.1f}  {:>8.2f}  {}\n", row.cfg.label(),
-               row.predicted.throughput, row.measured.throughput, 100 * row.throughput_error,
+    fmt::print(out, "{:<24} {:>9.1f} {:>9.1f} {:>+6.1f}%  {:>6.1f}% {:>6.1f}% {:>+6.1f}  {:>6.1f}ms {:>6.1f}ms  {:>5.2f}  {}\n",
+               row.cfg.label(), row.predicted.throughput, row.measured.throughput, 100 * row.throughput_error,
                100 * row.predicted.stall, 100 * row.measured.stall, 100 * row.stall_error,
-               row.measured.other_cpu_cores, row.predicted.bottleneck);
+               1e3 * row.predicted.step_time_s, 1e3 * row.measured.step_time_s, row.measured.other_cpu_cores,
+               row.predicted.bottleneck);
   fmt::print(out, "throughput |error|: median {:.1f} %, max {:.1f} %   (targets 5 % / 15 %)\n",
              100 * r.throughput.median_abs_error, 100 * r.throughput.max_abs_error);
   fmt::print(out, "stall share |diff|: median {:.1f} points, max {:.1f} points   (targets 3 / 10)\n",
@@ -147,15 +149,21 @@ nlohmann::json report_to_json(const ValidationReport& r) {
                    {"batch_size", row.cfg.batch_size},         {"image_bytes", row.inputs.mean_bytes},
                    {"image_pixels", row.inputs.mean_pixels},   {"gpu", row.cfg.gpu}};
     c["label"] = row.cfg.label();
-    c["predicted"] = {{"throughput", row.predicted.throughput}, {"stall", row.predicted.stall},
-                      {"bottleneck", row.predicted.bottleneck}, {"background_cores", row.inputs.background_cores}};
-    c["predicted_quiet"] = {{"throughput", row.predicted_quiet.throughput}, {"stall", row.predicted_quiet.stall}};
+    c["predicted"] = {{"throughput", row.predicted.throughput},
+                      {"stall", row.predicted.stall},
+                      {"step_time_s", row.predicted.step_time_s},
+                      {"bottleneck", row.predicted.bottleneck},
+                      {"background_cores", row.inputs.background_cores}};
+    c["predicted_quiet"] = {{"throughput", row.predicted_quiet.throughput},
+                            {"stall", row.predicted_quiet.stall},
+                            {"step_time_s", row.predicted_quiet.step_time_s}};
     c["measured"] = {{"throughput", row.measured.throughput},
                      {"stall", row.measured.stall},
                      {"step_time_s", row.measured.step_time_s},
                      {"step_time_p50_s", row.measured.step_p50_s},
                      {"consumer_compute_s", row.measured.consumer_compute_s},
                      {"other_cpu_cores", row.measured.other_cpu_cores},
+                     {"self_cpu_cores", row.measured.self_cpu_cores},
                      {"steps", row.measured.steps}};
     c["throughput_error"] = row.throughput_error;
     c["stall_error"] = row.stall_error;
