@@ -2,7 +2,8 @@
 //
 //   build/bench/sim_speed            both configurations
 //   build/bench/sim_speed small      one 8-accelerator node, 1,000 steps, 5-stage pipeline
-//   build/bench/sim_speed large      128 nodes x 8 accelerators, 100 steps
+//   build/bench/sim_speed large      128 nodes x 8 accelerators, 100 steps (replica folding: 2 nodes simulated)
+//   build/bench/sim_speed unfolded   the same with every node simulated (run.replica_folding: false)
 // Each run happens in its own child process (one SimGrid engine per process);
 // the figure includes loading the scenario and building the platform.
 #include "sim/core/isolated.hpp"
@@ -19,7 +20,7 @@
 
 namespace {
 
-std::string scenario(int nodes, int steps) {
+std::string scenario(int nodes, int steps, bool folding) {
   return fmt::format(R"(name: bench-{nodes}x8
 hardware:
   nodes:
@@ -48,15 +49,15 @@ pipeline:
     - {{name: flip, cost: {{per_pixel: 0.5 ns}}}}
     - {{name: normalize, cost: {{per_pixel: 2 ns}}, output: {{dtype: fp32}}}}
 model: {{name: resnet50, forward_flops_per_sample: 8.2 GFLOP, parameters: 25.6e6, dtype: fp16}}
-run: {{steps: {steps}, warmup_steps: 10, seed: 1}}
+run: {{steps: {steps}, warmup_steps: 10, seed: 1, replica_folding: {folding}}}
 )",
-                     fmt::arg("nodes", nodes), fmt::arg("steps", steps));
+                     fmt::arg("nodes", nodes), fmt::arg("steps", steps), fmt::arg("folding", folding));
 }
 
-void bench(const char* label, int nodes, int steps) {
+void bench(const char* label, int nodes, int steps, bool folding = true) {
   auto t0 = std::chrono::steady_clock::now();
   std::string simulated = mlsim::run_in_child([&] {
-    mlsim::Scenario s = mlsim::load_scenario(mlsim::ConfigNode::load_string(scenario(nodes, steps), label));
+    mlsim::Scenario s = mlsim::load_scenario(mlsim::ConfigNode::load_string(scenario(nodes, steps, folding), label));
     mlsim::SimulationOutput out = mlsim::simulate(s);
     return fmt::format("{:.6f}", out.end_time);
   });
@@ -74,6 +75,8 @@ int main(int argc, char** argv) {
   if (which == "all" || which == "small")
     bench("1 node x 8, 5-stage pipeline", 1, argc > 2 ? std::atoi(argv[2]) : 1000);
   if (which == "all" || which == "large")
-    bench("128 nodes x 8", 128, argc > 2 ? std::atoi(argv[2]) : 100);
+    bench("128 nodes x 8 (folded)", 128, argc > 2 ? std::atoi(argv[2]) : 100);
+  if (which == "unfolded")
+    bench("128 nodes x 8 (all simulated)", 128, argc > 2 ? std::atoi(argv[2]) : 100, false);
   return 0;
 }

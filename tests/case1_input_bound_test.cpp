@@ -53,3 +53,17 @@ TEST(Case1InputBound, ParallelPreprocessingScalesWithWorkersUpToTheCores) {
   auto more = run_case({"pipeline.prefetch=2", "pipeline.workers=0", "hardware.nodes.0.cpu.cores=64"});
   EXPECT_LT(more["breakdown"]["input"].get<double>(), 0.5 * run_case()["breakdown"]["input"].get<double>());
 }
+
+// The profiler's input-pipeline analysis: without prefetch every read happens while the device waits
+// (on demand); the downsized P100 job prefetches, so its reads are all done in advance.
+TEST(Case1InputBound, ReadsAreOnDemandWithoutPrefetch) {
+  auto j = run_case();
+  EXPECT_GT(j["input_analysis_s_per_step"]["read_on_demand"].get<double>(), 0.0);
+  EXPECT_EQ(j["input_analysis_s_per_step"]["read_in_advance"].get<double>(), 0.0);
+  // Preprocessing per step = batch x the per-sample cost worked out above.
+  EXPECT_NEAR(j["input_analysis_s_per_step"]["preprocessing_core_seconds"].get<double>(), 64 * kCostPerSample,
+              0.01 * 64 * kCostPerSample);
+  auto downsized = mlsim::simulate_file_in_child(source_path("scenarios/cases/case3-p100-downsized.yaml"), {});
+  EXPECT_EQ(downsized["input_analysis_s_per_step"]["read_on_demand"].get<double>(), 0.0);
+  EXPECT_GT(downsized["input_analysis_s_per_step"]["read_in_advance"].get<double>(), 0.0);
+}

@@ -107,6 +107,64 @@ void stage_figures(const Scenario& sc, const SimulationOutput& out, RunMetrics& 
   }
 }
 
+void input_analysis(const Scenario& sc, const SimulationOutput& out, RunMetrics& m) {
+  const Recorder& rec = out.recorder;
+  const NodeSpec& t = sc.trainer_node();
+  std::string node0 = t.count > 1 ? t.name + "[0]" : t.name;
+  std::string gpu0 = node0 + ".gpu0";
+  double steady_start = 1e300;
+  long steps = 0;
+  for (const auto& r : rec.steps())
+    if (r.rank == 0 && r.step >= sc.run.warmup_steps) {
+      steady_start = std::min(steady_start, r.start);
+      ++steps;
+      m.input_analysis.enqueue += r.h2d;
+    }
+  if (steps == 0)
+    return;
+  std::vector<std::pair<double, double>> waits;
+  std::vector<std::pair<double, double>> reads;
+  for (const auto& s : rec.spans()) {
+    if (s.end <= steady_start)
+      continue;
+    const std::string& name = rec.text(s.name);
+    const std::string& track = rec.text(s.track);
+    if (name == "wait for input" && track == gpu0)
+      waits.emplace_back(s.start, s.end);
+    else if (name == "read" && track.rfind(node0 + "/", 0) == 0)
+      reads.emplace_back(std::max(s.start, steady_start), s.end);
+  }
+  std::sort(waits.begin(), waits.end());
+  // Concurrent readers: the wall time during which any read is in progress.
+  std::sort(reads.begin(), reads.end());
+  std::vector<std::pair<double, double>> merged;
+  for (auto r : reads)
+    if (!merged.empty() && r.first <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, r.second);
+    else
+      merged.push_back(r);
+  for (auto [a, b] : merged) {
+    double overlap = 0;
+    auto it = std::upper_bound(waits.begin(), waits.end(), std::make_pair(a, 1e300));
+    if (it != waits.begin())
+      --it;
+    for (; it != waits.end() && it->first < b; ++it)
+      overlap += std::max(0.0, std::min(b, it->second) - std::max(a, it->first));
+    m.input_analysis.read_on_demand += overlap;
+    m.input_analysis.read_in_advance += (b - a) - overlap;
+  }
+  double core_seconds = rec.counter("stage.collate.core_seconds");
+  for (const auto& st : sc.pipeline.stages)
+    core_seconds += rec.counter("stage." + st.name + ".core_seconds");
+  double all_steps = static_cast<double>(sc.run.steps);
+  auto n = static_cast<double>(steps);
+  m.input_analysis.read_on_demand /= n;
+  m.input_analysis.read_in_advance /= n;
+  m.input_analysis.enqueue /= n;
+  // Counters cover the whole run and every simulated node: per step of one node.
+  m.input_analysis.preprocessing = core_seconds / all_steps / std::max(1, out.simulated_nodes);
+}
+
 void transfer_chain(const Scenario& sc, const SimulationOutput& out, RunMetrics& m) {
   const Recorder& rec = out.recorder;
   double T = out.end_time;
@@ -288,6 +346,7 @@ RunMetrics compute_metrics(const Scenario& sc, const SimulationOutput& out) {
   matrix_path_figure(sc, out, m);
   stage_figures(sc, out, m);
   transfer_chain(sc, out, m);
+  input_analysis(sc, out, m);
   for (const auto& l : m.transfer_chain)
     if (l.utilization > m.slowest_link.utilization || m.slowest_link.name.empty())
       m.slowest_link = l;

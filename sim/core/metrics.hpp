@@ -45,6 +45,14 @@ struct MatrixPathFigure {
   double time_fraction = 0;         // share of device op time spent on the path
 };
 
+// The profiler's input-pipeline analysis, per steady step of the first node.
+struct InputAnalysis {
+  double read_on_demand = 0;  // wall seconds with a read in progress while the accelerator waited for input
+  double read_in_advance = 0; // seconds of reading while it computed (hidden by prefetching)
+  double preprocessing = 0;   // core-seconds of the map stages and collation
+  double enqueue = 0;         // seconds copying the batch to the device
+};
+
 struct RunMetrics {
   std::string scenario;
   long steps_simulated = 0;
@@ -58,6 +66,7 @@ struct RunMetrics {
   std::string bottleneck_kind, bottleneck_name;
   double bottleneck_utilization = 0;
   std::vector<StageFigure> stages;
+  InputAnalysis input_analysis;
   std::vector<LinkFigure> transfer_chain;
   LinkFigure slowest_link;                 // the chain's link closest to its capacity
   double pipeline_capacity = 0;            // samples/s all CPU stages together can deliver

@@ -29,6 +29,10 @@ nlohmann::ordered_json metrics_to_json(const RunMetrics& m) {
                       {"utilization", s.utilization},
                       {"busy_share", s.busy_share}});
   j["stages"] = stages;
+  j["input_analysis_s_per_step"] = {{"read_on_demand", m.input_analysis.read_on_demand},
+                                    {"read_in_advance", m.input_analysis.read_in_advance},
+                                    {"preprocessing_core_seconds", m.input_analysis.preprocessing},
+                                    {"enqueue_to_device", m.input_analysis.enqueue}};
   json chain = json::array();
   for (const auto& l : m.transfer_chain)
     chain.push_back({{"name", l.name}, {"kind", l.kind}, {"capacity_bytes_per_s", l.capacity_bytes_per_s},

@@ -54,6 +54,10 @@ std::string render_text_report(const Scenario& sc, const RunMetrics& m) {
     line(fmt::format("Input pipeline ({} workers per node): CPU stages together deliver up to {:.1f} samples/s, "
                      "{} used",
                      m.workers_per_node, m.pipeline_capacity, pct(m.pipeline_cpu_utilization)));
+    const InputAnalysis& ia = m.input_analysis;
+    line(fmt::format("  Per step: reading data {} on demand, {} in advance; preprocessing {} of CPU; "
+                     "enqueuing to device {}",
+                     ms(ia.read_on_demand), ms(ia.read_in_advance), ms(ia.preprocessing), ms(ia.enqueue)));
     line(fmt::format("  {:<20} {:>16} {:>12} {:>10}", "stage", "capacity/s", "utilisation", "CPU share"));
     for (const auto& s : m.stages)
       line(fmt::format("  {:<20} {:>16.1f} {:>12} {:>10}", s.name, s.capacity_samples_per_s, pct(s.utilization),
@@ -71,8 +75,9 @@ std::string render_text_report(const Scenario& sc, const RunMetrics& m) {
     line("");
     line("Top ops by time");
     for (const auto& o : m.top_ops)
-      line(fmt::format("  {:<32} {:<12} {:<12} {:>8}  util {}", o.name, o.kind, o.path, pct(o.time_fraction),
-                       pct(o.utilization)));
+      line(fmt::format("  {:<44} {:<12} {:<12} {:>8}  util {}",
+                       o.name.size() > 44 ? o.name.substr(0, 41) + "..." : o.name, o.kind, o.path,
+                       pct(o.time_fraction), pct(o.utilization)));
     if (m.matrix_path.time_fraction > 0)
       line(fmt::format("  On the {}: {} of device op time at {} utilisation ({} of its executed FLOPs useful)",
                        m.matrix_path.name, pct(m.matrix_path.time_fraction), pct(m.matrix_path.utilization),
