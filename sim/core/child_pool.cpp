@@ -1,6 +1,7 @@
 #include "sim/core/child_pool.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/core/isolated.hpp"
 
 #include <poll.h>
 #include <sched.h>
@@ -24,33 +25,8 @@ struct Child {
   std::string data;
 };
 
-void write_all(int fd, const std::string& s) {
-  size_t off = 0;
-  while (off < s.size()) {
-    ssize_t n = ::write(fd, s.data() + off, s.size() - off);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return;
-    off += static_cast<size_t>(n);
-  }
-}
-
 [[noreturn]] void child_main(int fd, size_t task, const std::function<std::string(size_t)>& work) {
-  char tag = 'O';
-  std::string body;
-  try {
-    body = work(task);
-  } catch (const InputError& e) {
-    tag = 'I';
-    body = e.what();
-  } catch (const std::exception& e) {
-    tag = 'E';
-    body = e.what();
-  }
-  write_all(fd, std::string(1, tag) + body);
-  ::close(fd);
-  std::_Exit(0); // no atexit handlers or static destructors of the parent's state
+  mlsim::child_main(fd, [&] { return work(task); });
 }
 
 Child spawn(size_t task, const std::vector<Child>& running, const std::function<std::string(size_t)>& work) {

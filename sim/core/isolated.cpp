@@ -5,6 +5,7 @@
 #include "sim/core/report_json.hpp"
 #include "sim/core/simulation.hpp"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <sys/wait.h>
@@ -17,6 +18,8 @@ void write_all(int fd, const std::string& s) {
   size_t off = 0;
   while (off < s.size()) {
     ssize_t n = ::write(fd, s.data() + off, s.size() - off);
+    if (n < 0 && errno == EINTR)
+      continue;
     if (n <= 0)
       return;
     off += static_cast<size_t>(n);
@@ -34,6 +37,23 @@ nlohmann::ordered_json simulate_loaded(const std::function<Scenario()>& load) {
 
 } // namespace
 
+void child_main(int fd, const std::function<std::string()>& work) {
+  char tag = 'O';
+  std::string body;
+  try {
+    body = work();
+  } catch (const InputError& e) {
+    tag = 'I';
+    body = e.what();
+  } catch (const std::exception& e) {
+    tag = 'E';
+    body = e.what();
+  }
+  write_all(fd, std::string(1, tag) + body);
+  ::close(fd);
+  std::_Exit(0);
+}
+
 std::string run_in_child(const std::function<std::string()>& work) {
   std::fflush(stdout);
   std::fflush(stderr);
@@ -45,20 +65,7 @@ std::string run_in_child(const std::function<std::string()>& work) {
     throw InternalError("fork() failed");
   if (pid == 0) {
     ::close(fds[0]);
-    char tag = 'O';
-    std::string body;
-    try {
-      body = work();
-    } catch (const InputError& e) {
-      tag = 'I';
-      body = e.what();
-    } catch (const std::exception& e) {
-      tag = 'E';
-      body = e.what();
-    }
-    write_all(fds[1], std::string(1, tag) + body);
-    ::close(fds[1]);
-    std::_Exit(0); // no atexit handlers or static destructors of the parent's state
+    child_main(fds[1], work);
   }
   ::close(fds[1]);
   std::string result;

@@ -16,6 +16,11 @@ namespace mlsim {
 
 std::string run_in_child(const std::function<std::string()>& work);
 
+// The child's side of the protocol shared with child_pool.cpp: runs `work`, writes one tag byte
+// ('O' ok, 'I' input error, 'E' other error) and the text to `fd`, and exits without running the
+// parent's atexit handlers or static destructors.
+[[noreturn]] void child_main(int fd, const std::function<std::string()>& work);
+
 // The run's JSON report (see report_json.hpp) for a scenario file with overrides.
 nlohmann::ordered_json simulate_file_in_child(const std::string& file, const std::vector<std::string>& overrides);
 // The same for a scenario given as YAML text (`name` is used in messages).
