@@ -117,3 +117,39 @@ TEST(ClosedForm, StepWithAllReduceAddsRingTime) {
   double ring = 2 * 7 * 4e-6 + 2 * 7.0 / 8.0 * 400e6 / 300e9;
   EXPECT_NEAR(j["breakdown"]["collective"].get<double>() * j["step_time_s"]["mean"].get<double>(), ring, 0.02 * ring);
 }
+
+// Two accelerators behind one PCIe switch share its uplink: two simultaneous copies take twice as long
+// as one (plus the one latency each), while accelerators on separate switches do not slow each other.
+TEST(ClosedForm, PcieSwitchUplinkIsShared) {
+  Scenario s = load_text(fixtures::base_scenario(4), {"hardware.nodes.0.pcie.gpus_per_switch=2"});
+  auto engine = make_engine();
+  Platform platform(s);
+  auto& node = platform.trainers().front();
+  double bytes = 1e9;
+  std::vector<double> done(4, -1);
+  for (int g : {0, 1, 2}) // gpu0 and gpu1 share switch 0; gpu2 is alone on switch 1
+    sg4::Actor::create("t" + std::to_string(g), node.cpu, [&, g] {
+      platform.transfer(node.cpu, node.accelerators[static_cast<size_t>(g)], bytes)->wait();
+      done[static_cast<size_t>(g)] = sg4::Engine::get_clock();
+    });
+  engine->run();
+  double bandwidth = 16 * (16e9 * 128.0 / 130.0 / 8.0) * 0.8;
+  EXPECT_NEAR(done[0], 1e-6 + 2 * bytes / bandwidth, 1e-9);
+  EXPECT_NEAR(done[1], 1e-6 + 2 * bytes / bandwidth, 1e-9);
+  EXPECT_NEAR(done[2], 1e-6 + bytes / bandwidth, 1e-9);
+}
+
+// Pageable host memory: the driver first copies the batch into a pinned buffer at RAM bandwidth.
+TEST(ClosedForm, PageableCopyAddsAStagingMemcpy) {
+  // 32 samples of 1 MB (output bytes = stored bytes): 32 MB per batch; RAM 1000 GB/s in the base scenario.
+  // On demand (prefetch 0), so no read of the next batch shares the RAM bus with the staging copy.
+  std::vector<std::string> o{"dataset.sample_size=1 MB", "hardware.nodes.0.ram.bandwidth=10 GB/s", "pipeline.prefetch=0"};
+  auto pinned = fixtures::run(fixtures::base_scenario(1, 0.01, 100.0), o);
+  o.push_back("hardware.nodes.0.pcie.pinned=false");
+  auto pageable = fixtures::run(fixtures::base_scenario(1, 0.01, 100.0), o);
+  double h2d_pinned = pinned["breakdown"]["h2d"].get<double>() * pinned["step_time_s"]["mean"].get<double>();
+  double h2d_pageable = pageable["breakdown"]["h2d"].get<double>() * pageable["step_time_s"]["mean"].get<double>();
+  double pcie = 16 * (16e9 * 128.0 / 130.0 / 8.0) * 0.8;
+  EXPECT_NEAR(h2d_pinned, 1e-6 + 32e6 / pcie, 1e-7);
+  EXPECT_NEAR(h2d_pageable, 32e6 / 10e9 + 1e-6 + 32e6 / pcie, 1e-7);
+}

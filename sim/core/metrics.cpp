@@ -156,13 +156,14 @@ void input_analysis(const Scenario& sc, const SimulationOutput& out, RunMetrics&
   double core_seconds = rec.counter("stage.collate.core_seconds");
   for (const auto& st : sc.pipeline.stages)
     core_seconds += rec.counter("stage." + st.name + ".core_seconds");
-  double all_steps = static_cast<double>(sc.run.steps);
   auto n = static_cast<double>(steps);
   m.input_analysis.read_on_demand /= n;
   m.input_analysis.read_in_advance /= n;
   m.input_analysis.enqueue /= n;
-  // Counters cover the whole run and every simulated node: per step of one node.
-  m.input_analysis.preprocessing = core_seconds / all_steps / std::max(1, out.simulated_nodes);
+  // Counters cover the delivered batches of every simulated node; a node's step takes one per accelerator.
+  double batches = rec.counter("pipeline.batches");
+  if (batches > 0)
+    m.input_analysis.preprocessing = core_seconds * t.accelerator_count / batches;
 }
 
 void transfer_chain(const Scenario& sc, const SimulationOutput& out, RunMetrics& m) {

@@ -63,7 +63,9 @@ SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& opt
     ps.node = &node;
     ps.node_id = static_cast<int>(n);
     ps.first_rank = rank;
-    ps.batches_per_queue = scenario.run.steps;
+    // The pipeline keeps producing until the trainers stop (its actors are daemons), so the last steps
+    // see the same contention as the others; tokens bound how far it runs ahead.
+    ps.batches_per_queue = -1;
     for (size_t k = 0; k < node.accelerators.size(); ++k) {
       queues.push_back(std::make_unique<BatchQueue>(scenario.pipeline.prefetch));
       ps.queues.push_back(queues.back().get());
@@ -100,7 +102,7 @@ SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& opt
                         std::to_string(expected) + " trainer steps (a deadlock between pipeline and trainers)");
   out.links = platform.links();
   for (auto& q : queues)
-    out.queues.push_back(q->stats());
+    out.queues.push_back(q->stats_at(out.end_time));
   return out;
 }
 

@@ -25,6 +25,15 @@ void BatchQueue::push(Batch b) {
   available_->release();
 }
 
+QueueStats BatchQueue::stats_at(double now) const {
+  QueueStats s = stats_;
+  s.occupancy_area += static_cast<double>(items_.size()) * (now - s.last_change);
+  s.last_change = now;
+  for (const auto& b : items_)
+    s.total_wait += now - b.pushed_at;
+  return s;
+}
+
 Batch BatchQueue::pop() {
   tokens_->release();
   available_->acquire();

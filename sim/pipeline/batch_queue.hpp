@@ -39,6 +39,9 @@ public:
   Batch pop();          // consumer: asks for one more batch, then waits for the next
 
   const QueueStats& stats() const { return stats_; }
+  // The statistics over [0, now]: occupancy integrated up to `now`, and the batches still in the
+  // buffer counted with their wait so far (so occupancy area == total wait, Little's law over the window).
+  QueueStats stats_at(double now) const;
   size_t size() const { return items_.size(); }
 
 private:

@@ -104,7 +104,7 @@ void InputPipeline::dispatch() {
   // element-parallel pipelines (tf.data) build the node's global batch and split it.
   bool per_accelerator = s_.scenario->pipeline.whole_batch_workers;
   long node_batch = 0;
-  for (long index = 0; index < s_.batches_per_queue; ++index) {
+  for (long index = 0; s_.batches_per_queue < 0 || index < s_.batches_per_queue; ++index) {
     std::vector<std::vector<int>> groups;
     if (per_accelerator)
       for (int g = 0; g < gpus; ++g)
@@ -228,11 +228,12 @@ void InputPipeline::process_chunk(const Chunk& c, uint32_t track) {
       continue;
     double end = at + (t1 - t0) * cost[i] / total;
     rec->span(track, stage_names_[i], rec->intern("input"), at, end);
-    rec->add("stage." + p.stages[i].name + ".core_seconds", cost[i]);
-    rec->add("stage." + p.stages[i].name + ".samples", static_cast<double>(c.stored_bytes.size()));
     at = end;
   }
   Pending& pend = pending_.at(c.batch_id);
+  pend.stage_cost.resize(stages, 0.0);
+  for (size_t i = 0; i < stages; ++i)
+    pend.stage_cost[i] += cost[i];
   pend.samples += static_cast<double>(c.stored_bytes.size());
   pend.bytes += out_bytes;
   pend.max_bytes = std::max(pend.max_bytes, max_bytes);
@@ -262,6 +263,12 @@ void InputPipeline::collate_and_deliver(long batch_id, uint32_t track) {
     b.compute_scale = nominal > 0 ? pend.max_bytes / nominal : 1.0;
   }
   std::vector<int> gpus = pend.gpus;
+  // Stage work counts for delivered batches only (the run ends with some in flight).
+  for (size_t i = 0; i < pend.stage_cost.size(); ++i)
+    if (pend.stage_cost[i] > 0) {
+      rec->add("stage." + p.stages[i].name + ".core_seconds", pend.stage_cost[i]);
+      rec->add("stage." + p.stages[i].name + ".samples", pend.samples);
+    }
   pending_.erase(batch_id);
   double collate = (p.batching.collate.for_sample(b.bytes, 0).value() +
                     p.batching.collate.per_sample.value() * (b.samples - 1)) * shares;

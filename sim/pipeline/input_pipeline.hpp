@@ -47,7 +47,7 @@ public:
     int node_id = 0;                       // index among trainer node instances
     int first_rank = 0;                    // global rank of the node's first accelerator
     std::vector<BatchQueue*> queues;       // one per accelerator of the node
-    long batches_per_queue = 0;
+    long batches_per_queue = -1; // -1: until the simulation ends
   };
 
   explicit InputPipeline(Setup setup);
@@ -68,6 +68,7 @@ private:
     long index = 0;
     int chunks_left = 0;
     double samples = 0, bytes = 0, max_bytes = 0;
+    std::vector<double> stage_cost; // core-seconds per stage, accounted when the batch is delivered
   };
   struct WorkQueue {
     std::deque<Chunk> items;
