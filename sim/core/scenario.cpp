@@ -183,6 +183,7 @@ Scenario load_scenario(const ConfigNode& root) {
         "dataset.samples = " + std::to_string(s.dataset.samples),
         std::to_string(s.pipeline.batch_size) + " (global " + std::to_string(global_batch) + ")");
   s.model = parse_model(root.required("model"));
+  s.batch_size_where = root.child("pipeline").child("batch_size").where();
   if (ConfigNode dist = root.child("distribution"); dist.defined()) {
     dist.allow_only({"algorithm"});
     s.distribution.algorithm = dist.get_choice("algorithm", {"ring", "tree", "hierarchical", "parameter_server"}, "ring");

@@ -96,6 +96,7 @@ struct Scenario {
   ModelSpec model;
   DistributionSpec distribution;
   RunSpec run;
+  std::string batch_size_where; // file:line:col of pipeline.batch_size, for errors found while planning
 
   const NodeSpec& trainer_node() const; // the (first) node group with accelerators
   int total_accelerators() const;

@@ -27,7 +27,14 @@ SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& opt
   // Host-placed ops: a reference core's rate (the CPU host's speed applies when they run).
   ctx.host_core_peak = trainer_spec.cpu.core_flops;
   ctx.host_sixteen_bit_slowdown = trainer_spec.cpu.fp16_emulation_factor;
-  out.plan = plan_step(scenario.model, ctx);
+  try {
+    out.plan = plan_step(scenario.model, ctx);
+  } catch (const InputError& e) { // a batch that does not fit: point at the batch size
+    std::string m = e.what();
+    auto at = m.find("model: ");
+    throw InputError(scenario.batch_size_where + ": pipeline.batch_size (with model '" + scenario.model.name +
+                     "'): " + (at == std::string::npos ? m : m.substr(at + 7)));
+  }
 
   auto& nodes = platform.trainers();
   std::vector<std::unique_ptr<BatchQueue>> queues;

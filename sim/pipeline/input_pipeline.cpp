@@ -30,8 +30,10 @@ InputPipeline::InputPipeline(Setup setup)
   if (p.framework == "pytorch") // DataLoader workers are per accelerator process
     workers_ *= static_cast<int>(s_.queues.size());
   for (const auto& st : p.stages)
-    if (st.kind == StageKind::read)
+    if (st.kind == StageKind::read) {
+      reads_ = true;
       readers_ = st.parallelism > 0 ? st.parallelism : (p.whole_batch_workers ? 0 : workers_);
+    }
   chunks_per_batch_ = p.whole_batch_workers ? 1 : p.chunks_per_batch > 0 ? p.chunks_per_batch : workers_;
   to_read_.available = sg4::Semaphore::create(0);
   to_map_.available = sg4::Semaphore::create(0);
@@ -198,7 +200,7 @@ void InputPipeline::work_loop(int worker) {
       collate_and_deliver(c.batch_id, track);
       continue;
     }
-    if (readers_ == 0)
+    if (reads_ && readers_ == 0)
       read_chunk(c, sg4::this_actor::get_host(), track);
     process_chunk(c, track);
   }

@@ -91,6 +91,7 @@ private:
   SampleFlow flow_;
   int workers_ = 1;
   int readers_ = 0;
+  bool reads_ = false; // the pipeline has a read stage (without one the samples are synthetic)
   int chunks_per_batch_ = 1;
   std::vector<simgrid::s4u::Host*> worker_hosts_;
   std::map<const simgrid::s4u::Host*, simgrid::s4u::Host*> ram_of_; // worker host -> its node's RAM bus
