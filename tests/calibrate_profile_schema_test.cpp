@@ -55,3 +55,37 @@ TEST(CalibrateProfileSchema, SectionsParseWithTheHardwareParsers) {
   EXPECT_NEAR(back.pcie->d2h_bandwidth_Bps, 25e9, 25e9 * 1e-3);
   std::filesystem::remove(path);
 }
+
+// cpu.all_cores_efficiency: jpeg_decode's measured all-cores efficiency when there is one, else the median
+// over the measured stages, else 1; clamped to (0, 1]; written under cpu, parsed by parse_cpu, read back.
+TEST(CalibrateProfileSchema, AllCoresEfficiencyComesFromTheDecodeStage) {
+  CpuProfile cpu;
+  EXPECT_DOUBLE_EQ(cpu_all_cores_efficiency(cpu), 1.0); // nothing measured (one core)
+  StageCost a, b, c;
+  a.all_cores_efficiency = 0.6;
+  b.all_cores_efficiency = 0.9;
+  c.all_cores_efficiency = 0.7;
+  cpu.stage_costs = {{"flip", a}, {"normalize_fp32", b}, {"collate", c}};
+  EXPECT_DOUBLE_EQ(cpu_all_cores_efficiency(cpu), 0.7); // median of 0.6, 0.7, 0.9
+  StageCost decode;
+  decode.all_cores_efficiency = 0.83;
+  cpu.stage_costs["jpeg_decode"] = decode;
+  EXPECT_DOUBLE_EQ(cpu_all_cores_efficiency(cpu), 0.83);
+  cpu.stage_costs["jpeg_decode"].all_cores_efficiency = 1.04; // noise above 1
+  EXPECT_DOUBLE_EQ(cpu_all_cores_efficiency(cpu), 1.0);
+
+  Profile p;
+  p.cpu.cores = 4;
+  p.cpu.stage_costs["jpeg_decode"] = decode;
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("mlsim-profile-eff-" + std::to_string(::getpid()) + ".yaml")).string();
+  write_profile(p, path);
+  mlsim::ConfigNode root = mlsim::ConfigNode::load_file(path);
+  EXPECT_NEAR(mlsim::parse_cpu(root.child("cpu")).all_cores_efficiency, 0.83, 1e-9);
+  EXPECT_NEAR(root.child("calibration").child("stage_fits").child("jpeg_decode").get_number("all_cores_efficiency"),
+              0.83, 1e-9); // the raw figure stays under calibration
+  Profile back = read_profile(path);
+  EXPECT_NEAR(back.cpu.all_cores_efficiency, 0.83, 1e-9);
+  EXPECT_NEAR(cpu_all_cores_efficiency(back.cpu), 0.83, 1e-9);
+  std::filesystem::remove(path);
+}

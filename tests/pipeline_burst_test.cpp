@@ -37,3 +37,22 @@ TEST(PipelineBurst, ShallowBufferStallsDuringABurst) {
   // A burst of d slow batches on a buffer of depth d: one step of waiting (see pipeline_closed_form_test).
   EXPECT_NEAR(stall, 10e-3, 1e-9);
 }
+
+// A shuffle buffer of N samples fills before the first batch leaves it: with reading the only stage
+// before it, 5,000 files of 100 kB from a 100 MB/s disk take 5 s, so the first step waits that long.
+#include "sim/core/simulation.hpp"
+#include "test_support.hpp"
+
+TEST(PipelineBurst, ShuffleBufferFillDelaysTheFirstBatch) {
+  ConfigNode root = ConfigNode::with_overrides(
+      ConfigNode::load_string(fixtures::base_scenario(1, 0.01, 0.001), "test.yaml"),
+      {"hardware.nodes.0.disks=[{name: d, sequential_read: 100 MB/s, random_read_iops: 100000, latency: 0 s}]",
+       "dataset.location=local", "dataset.disk=d", "dataset.sample_size=100 kB",
+       "pipeline.stages=[read, {name: shuffle, buffer: 5000}, {name: decode, cost: {per_sample: 0.01 ms}}]"});
+  Scenario s = load_scenario(root);
+  SimulationOutput out = simulate(s);
+  const StepRecord& first = out.recorder.steps().front();
+  ASSERT_EQ(first.step, 0);
+  EXPECT_GT(first.input, 5.0);              // the buffer's 500 MB
+  EXPECT_LT(first.input, 5.0 + 0.1);        // plus the first batch's 32 files (32 ms) and the decode
+}

@@ -9,13 +9,17 @@
 #include <cstdio>
 #include <fstream>
 #include <regex>
+#include <unistd.h>
 
 using namespace mlsim;
 
 namespace {
 
 std::string write_temp(const std::string& text) {
-  std::string path = ::testing::TempDir() + "scenario_" + std::to_string(std::rand()) + ".yaml";
+  // Unique per process and call: ctest runs these tests concurrently in separate processes.
+  static int calls = 0;
+  std::string path = ::testing::TempDir() + "scenario_" + std::to_string(::getpid()) + "_" +
+                     std::to_string(++calls) + ".yaml";
   std::ofstream(path) << text;
   return path;
 }

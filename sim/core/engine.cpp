@@ -9,7 +9,7 @@ namespace mlsim {
 
 std::unique_ptr<simgrid::s4u::Engine> make_engine() {
   static std::vector<std::string> args{"mlsim", "--cfg=network/model:CM02", "--cfg=network/crosstraffic:0",
-                                       "--cfg=network/TCP-gamma:0", "--cfg=contexts/guard-size:0",
+                                       "--cfg=network/TCP-gamma:0",
                                        "--log=root.thresh:critical"};
   static std::vector<char*> argv;
   argv.clear();

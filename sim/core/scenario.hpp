@@ -76,6 +76,10 @@ struct RunSpec {
   long warmup_steps = 2;
   unsigned long long seed = 1;
   bool replica_folding = true; // simulate 2 of many identical trainer nodes (see simulation.hpp)
+  // false (default): the pipeline keeps producing until the trainers stop, so the last steps see the
+  // same contention as the others (steady state); true: it makes exactly `steps` batches per
+  // accelerator and stops, like a real loader given a fixed number of batches.
+  bool pipeline_stops_after_last_batch = false;
 };
 
 // Replica folding: a job of more than kFoldAbove identical trainer nodes (local or remote data, ring

@@ -20,7 +20,7 @@ template <int ByteExp, int FlopExp, int TimeExp, int DollarExp>
 class Quantity {
 public:
   constexpr Quantity() = default;
-  constexpr explicit Quantity(double si_value) : value_(si_value) {}
+  constexpr explicit Quantity(double in_si_units) : value_(in_si_units) {}
 
   constexpr double value() const { return value_; }
 

@@ -156,7 +156,7 @@ std::optional<ParsedQuantity> parse_any_quantity(std::string_view text, std::str
     q.time_exp = -1;
     factor /= *t;
   }
-  q.si_value = number * factor;
+  q.in_si_units = number * factor;
   return q;
 }
 

@@ -19,7 +19,7 @@ namespace mlsim {
 
 // A parsed quantity before its dimension is checked against the expected type.
 struct ParsedQuantity {
-  double si_value = 0.0;
+  double in_si_units = 0.0;
   int byte_exp = 0, flop_exp = 0, time_exp = 0, dollar_exp = 0;
 };
 
@@ -46,7 +46,7 @@ template <typename Q> std::optional<Q> parse_quantity(std::string_view text, std
     why = "that is " + describe_dimension(parsed->byte_exp, parsed->flop_exp, parsed->time_exp, parsed->dollar_exp);
     return std::nullopt;
   }
-  return Q(parsed->si_value);
+  return Q(parsed->in_si_units);
 }
 
 // Formats a quantity for humans, e.g. "12.5 GB/s", "3.20 ms", "4.00 GiB" is never produced: output uses SI.

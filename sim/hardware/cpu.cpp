@@ -1,5 +1,7 @@
 #include "sim/hardware/cpu.hpp"
 
+#include <algorithm>
+
 namespace mlsim {
 
 StageCost parse_stage_cost(const ConfigNode& node) {
@@ -12,18 +14,28 @@ StageCost parse_stage_cost(const ConfigNode& node) {
 }
 
 CpuSpec parse_cpu(const ConfigNode& node) {
-  node.allow_only({"preset", "name", "source", "cores", "core_speed", "fp16_emulation_factor", "core_flops", "stage_costs", "model",
-                   "measured"});
+  node.allow_only({"preset", "name", "source", "cores", "core_speed", "fp16_emulation_factor", "all_cores_efficiency",
+                   "core_flops", "stage_costs", "model", "measured"});
   CpuSpec c;
   c.name = node.get_string("name", node.has("preset") ? node.get_string("preset") : "cpu");
   c.cores = static_cast<int>(node.get_integer("cores", std::nullopt, 1, 4096));
   c.core_speed = node.get_number("core_speed", 1.0, 1e-3, 1e3);
   c.fp16_emulation_factor = node.get_number("fp16_emulation_factor", 1.0, 1.0, 1e3);
+  c.all_cores_efficiency = node.get_number("all_cores_efficiency", 1.0, 0.0, 1.0);
+  if (!(c.all_cores_efficiency > 0.0)) // (0, 1]: zero would stop every core
+    node.child("all_cores_efficiency").fail("a number in (0, 1]", node.child("all_cores_efficiency").quoted());
   c.core_flops = node.get_quantity<FlopsPerSec>("core_flops", FlopsPerSec(32e9));
   if (ConfigNode costs = node.child("stage_costs"); costs.defined())
     for (const auto& k : costs.keys())
       c.stage_costs[k] = parse_stage_cost(costs.child(k));
   return c;
+}
+
+double corunning_efficiency(const CpuSpec& cpu, int busy) {
+  if (cpu.cores <= 1)
+    return 1.0;
+  const int n = std::clamp(busy, 1, cpu.cores);
+  return 1.0 - (1.0 - cpu.all_cores_efficiency) * (n - 1) / (cpu.cores - 1);
 }
 
 } // namespace mlsim

@@ -1,13 +1,30 @@
-// CPU of one node: cores shared by concurrent work.
+// CPU of one node: cores shared by concurrent work, slowed by co-running.
+//
+//   n of the node's c cores busy: each runs at  v * e(n),
+//   e(n) = 1 - (1 - E) * (n - 1) / (c - 1)   for 1 <= n <= c   (e(1) = 1, e(c) = E),
+//   the host's capacity is  min(n, c) * v * e(min(n, c)),  shared fairly among the n execs,
+//   each exec capped at one core (v).
+// with v = core_speed and E = all_cores_efficiency (default 1: no slowdown).
+// Why: cores of one socket share the last-level cache and the memory bandwidth,
+// and the turbo frequency falls as more cores are active, so a core does less
+// work per second when its neighbours are busy. `mlsim calibrate` measures E as
+// a stage's per-core speed with every core running it at once, relative to one
+// core alone. Linear in n is the simplest curve through the two measured ends;
+// the real curve depends on the workload (memory-bound stages saturate early,
+// compute-bound ones stay near 1 until the frequency steps) and is not measured.
+// One E per CPU: all work on the host slows alike, whatever mix of stages runs.
+// Implemented with SimGrid's non-linear host sharing policy (platform.cpp).
 //
 // Work is measured in core-seconds on the reference machine (the one the
 // stage costs were calibrated on); a core of this CPU does `core_speed`
 // reference core-seconds per second. SimGrid's multi-core host shares cores
-// fairly: k busy workers on c cores each progress at min(1, c/k) of a core.
+// fairly: k busy workers on c cores each progress at min(1, c/k) of a core
+// (times e(min(k, c)) above).
 // Host fp16 arithmetic is emulated in software on most CPUs: work that
 // produces float16 costs `fp16_emulation_factor` times its fp32 cost.
-// Ignores: SMT, turbo/frequency scaling, NUMA, cache contention (memory
-// bandwidth is the RAM model's).
+// Ignores: SMT, NUMA, per-stage differences in co-running slowdown, a slow-down
+// from other tenants' threads (only this node's simulated execs count as busy
+// cores); memory bandwidth as a transfer limit is the RAM model's.
 #pragma once
 
 #include "sim/core/config_node.hpp"
@@ -35,6 +52,8 @@ struct CpuSpec {
   int cores = 1;
   double core_speed = 1.0;
   double fp16_emulation_factor = 1.0;
+  // Per-core speed with all cores busy / with one busy, in (0, 1] (see the formula above).
+  double all_cores_efficiency = 1.0;
   // One reference core's dense fp32 matmul rate, for host-placed ops. The default is of the order a
   // single-thread Eigen GEMM reaches on a current x86 core (mlsim calibrate measures it: host_gemm_fp32).
   FlopsPerSec core_flops{32e9};
@@ -42,5 +61,8 @@ struct CpuSpec {
 };
 
 CpuSpec parse_cpu(const ConfigNode& node);
+
+// e(n) above: the per-core speed factor with n of the CPU's cores busy (n clamped to [1, cores]).
+double corunning_efficiency(const CpuSpec& cpu, int busy);
 
 } // namespace mlsim

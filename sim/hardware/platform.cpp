@@ -94,9 +94,19 @@ void Platform::build_node(const NodeSpec& spec, int instance, bool trainer) {
   node.index = instance;
   node.name = spec.count > 1 ? spec.name + "[" + std::to_string(instance) + "]" : spec.name;
   int id = next_node_id_++;
-  node.cpu = zone_->create_host(node.name + ".cpu", spec.cpu.core_speed * kWorkPerSecond)
-                 ->set_core_count(spec.cpu.cores)
-                 ->seal();
+  node.cpu = zone_->create_host(node.name + ".cpu", spec.cpu.core_speed * kWorkPerSecond)->set_core_count(spec.cpu.cores);
+  if (spec.cpu.all_cores_efficiency < 1.0 && spec.cpu.cores > 1) {
+    // Co-running slowdown (sim/hardware/cpu.hpp): with n execs on c cores the host delivers
+    // min(n, c) x speed x e(min(n, c)); SimGrid shares that fairly, each exec still capped at one core.
+    // SimGrid calls this only when the number of active execs changes (sleeps do not count).
+    const CpuSpec cpu = spec.cpu;
+    const double core = spec.cpu.core_speed * kWorkPerSecond;
+    node.cpu->set_sharing_policy(sg4::Host::SharingPolicy::NONLINEAR, [cpu, core](double /*capacity*/, int n) {
+      const int busy = std::min(n, cpu.cores);
+      return busy <= 0 ? core * cpu.cores : busy * core * corunning_efficiency(cpu, busy);
+    });
+  }
+  node.cpu->seal();
   node.ram_bus = zone_->create_host(node.name + ".ram", spec.ram.bandwidth.value())->seal();
   for (const auto& d : spec.disks) {
     DiskHosts dh;

@@ -31,7 +31,6 @@ InputPipeline::InputPipeline(Setup setup)
     workers_ *= static_cast<int>(s_.queues.size());
   for (const auto& st : p.stages)
     if (st.kind == StageKind::read) {
-      reads_ = true;
       readers_ = st.parallelism > 0 ? st.parallelism : (p.whole_batch_workers ? 0 : workers_);
     }
   chunks_per_batch_ = p.whole_batch_workers ? 1 : p.chunks_per_batch > 0 ? p.chunks_per_batch : workers_;
@@ -100,7 +99,32 @@ InputPipeline::Chunk InputPipeline::take(WorkQueue& q) {
   return c;
 }
 
+void InputPipeline::fill_shuffle_buffer() {
+  const PipelineSpec& p = s_.scenario->pipeline;
+  for (size_t k = 0; k < p.stages.size(); ++k) {
+    if (p.stages[k].kind != StageKind::shuffle)
+      continue;
+    std::seed_seq seq{static_cast<unsigned>(s_.scenario->run.seed), 0x5u, static_cast<unsigned>(s_.node_id)};
+    std::mt19937_64 rng(seq);
+    long id = next_batch_id_++;
+    Pending& pend = pending_[id]; // no accelerator receives it
+    size_t chunk = std::max<size_t>(1, static_cast<size_t>(p.batch_size) / static_cast<size_t>(chunks_per_batch_));
+    long left = p.stages[k].buffer_samples;
+    pend.chunks_left = static_cast<int>((left + static_cast<long>(chunk) - 1) / static_cast<long>(chunk));
+    while (left > 0) {
+      Chunk c;
+      c.batch_id = id;
+      c.end_stage = k;
+      for (size_t i = 0; i < chunk && left > 0; ++i, --left)
+        c.stored_bytes.push_back(s_.scenario->dataset.sample_size.draw(rng).value());
+      put(readers_ > 0 ? to_read_ : to_map_, std::move(c));
+    }
+    return;
+  }
+}
+
 void InputPipeline::dispatch() {
+  fill_shuffle_buffer();
   int gpus = static_cast<int>(s_.queues.size());
   // Per-accelerator loaders (pytorch, keras) build one batch per accelerator;
   // element-parallel pipelines (tf.data) build the node's global batch and split it.
@@ -200,7 +224,7 @@ void InputPipeline::work_loop(int worker) {
       collate_and_deliver(c.batch_id, track);
       continue;
     }
-    if (reads_ && readers_ == 0)
+    if (readers_ == 0) // every sample is read from the dataset's location, read stage or not
       read_chunk(c, sg4::this_actor::get_host(), track);
     process_chunk(c, track);
   }
@@ -214,7 +238,7 @@ void InputPipeline::process_chunk(const Chunk& c, uint32_t track) {
   double stored = std::accumulate(c.stored_bytes.begin(), c.stored_bytes.end(), 0.0);
   ChunkTrace t = flow_.trace_chunk(n, stored);
   std::vector<double> cost(stages, 0.0);
-  for (size_t i = c.first_stage; i < stages; ++i)
+  for (size_t i = c.first_stage; i < std::min(stages, c.end_stage); ++i)
     cost[i] = t.stage_cost[i];
   double out_bytes = t.final_bytes;
   double max_bytes = flow_.final_bytes(*std::max_element(c.stored_bytes.begin(), c.stored_bytes.end()));
@@ -253,6 +277,10 @@ void InputPipeline::collate_and_deliver(long batch_id, uint32_t track) {
   const PipelineSpec& p = s_.scenario->pipeline;
   auto* rec = s_.recorder;
   Pending& pend = pending_.at(batch_id);
+  if (pend.gpus.empty()) { // the shuffle buffer is full: nothing to deliver
+    pending_.erase(batch_id);
+    return;
+  }
   double shares = static_cast<double>(pend.gpus.size());
   Batch b;
   b.index = pend.index;

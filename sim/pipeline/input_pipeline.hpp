@@ -7,6 +7,9 @@
 //               `workers` in parallel and handed to all accelerators at once,
 //               as a distribution strategy does; pytorch / keras: one loader
 //               per accelerator, one worker per batch)
+//   shuffle     a shuffle buffer of N samples must fill before the first batch
+//               leaves it: N extra samples go through the stages before it
+//               at the start (later, each sample in displaces one out)
 //   readers     (tf.data: `parallelism` of the read stage, default the workers,
 //               like interleave(num_parallel_calls); pytorch and keras
 //               workers read inline before mapping) read chunks: random
@@ -61,6 +64,7 @@ private:
     std::vector<double> stored_bytes;
     bool from_ram = false;       // page cache or cache stage hit
     size_t first_stage = 0;      // stages before it were cached
+    size_t end_stage = static_cast<size_t>(-1); // stages from here on are not run (shuffle-buffer fill)
     bool collate = false;        // a task: collate the completed batch and hand it over
   };
   struct Pending {
@@ -76,6 +80,7 @@ private:
   };
 
   void dispatch();
+  void fill_shuffle_buffer(); // the first batch waits until the shuffle buffer holds its samples
   void read_loop(int reader);
   void work_loop(int worker);
   void read_chunk(const Chunk& c, simgrid::s4u::Host* where, uint32_t track);
@@ -91,7 +96,6 @@ private:
   SampleFlow flow_;
   int workers_ = 1;
   int readers_ = 0;
-  bool reads_ = false; // the pipeline has a read stage (without one the samples are synthetic)
   int chunks_per_batch_ = 1;
   std::vector<simgrid::s4u::Host*> worker_hosts_;
   std::map<const simgrid::s4u::Host*, simgrid::s4u::Host*> ram_of_; // worker host -> its node's RAM bus

@@ -107,7 +107,12 @@ Profile run_calibration(const CalibrateOptions& opt, std::ostream& log) {
   p.cpu.fp16_emulation_factor = measure_fp16_emulation_factor(reps);
   if (!p.cpu.stage_costs.count("idx_gzip_parse"))
     fmt::print(log, "  Fashion-MNIST not installed (package dataset-fashion-mnist): idx_gzip_parse skipped\n");
+  p.cpu.all_cores_efficiency = cpu_all_cores_efficiency(p.cpu);
   print_stages(p, log);
+  fmt::print(log, "  all-cores efficiency for the preset (co-running slowdown): {:.3f}{}\n", p.cpu.all_cores_efficiency,
+             p.cpu.stage_costs.count("jpeg_decode") && p.cpu.stage_costs["jpeg_decode"].all_cores_efficiency > 0
+                 ? " (jpeg_decode)"
+                 : " (median of the stages / 1)");
   const auto& g = p.cpu.stage_costs["host_gemm_fp32"];
   fmt::print(log, "  host GEMM (Eigen, fp32, 1 thread): {:.2f} GFLOP/s asymptotic; fp16 emulation factor {:.1f}x\n",
              g.per_flop_s > 0 ? 1e-9 / g.per_flop_s : 0.0, p.cpu.fp16_emulation_factor);

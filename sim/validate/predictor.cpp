@@ -23,8 +23,7 @@ JobCosts job_costs(const Profile& p, const JobConfig& cfg, const JobInputs& in) 
   if (auto g = p.cpu.stage_costs.find("host_gemm_fp32"); g != p.cpu.stage_costs.end())
     c.consumer_s = cfg.consumer_layers * g->second.cost_s(0, 0, 2.0 * cfg.gemm_n * cfg.gemm_n * cfg.gemm_n) /
                    p.cpu.core_speed;
-  if (auto d = p.cpu.stage_costs.find("jpeg_decode"); d != p.cpu.stage_costs.end() && d->second.all_cores_efficiency > 0)
-    c.eta_all = std::min(1.0, d->second.all_cores_efficiency);
+  c.eta_all = cpu_all_cores_efficiency(p.cpu); // the profile's cpu.all_cores_efficiency
   return c;
 }
 

@@ -12,8 +12,9 @@
 //   run (JobInputs::background_cores); the scheduler shares cores fairly per
 //   runnable thread, so they count as b always-runnable threads.
 //   With m of the job's threads busy each runs at min(1, c/(m + b)) * eta,
-//   where eta = 1 alone and eta_all (the measured all-cores efficiency of
-//   JPEG decode) when >= 2 threads are busy; the job as a whole gets
+//   where eta = 1 alone and eta_all (the profile's cpu.all_cores_efficiency,
+//   i.e. JPEG decode's measured one: cpu_all_cores_efficiency) when >= 2
+//   threads are busy; the job as a whole gets
 //   C = c * (k+1) / (k+1+b) cores at most.
 //   throughput X = min(k * s_L / P, s_C / G, C * eta_all / (P + G)) batches/s,
 //   stall = 1 - X * G / s_C, with s_C the consumer's speed while it computes

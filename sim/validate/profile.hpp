@@ -35,8 +35,16 @@ struct CpuProfile {
   int cores = 1;
   double core_speed = 1.0;            // 1.0 = this machine
   double fp16_emulation_factor = 1.0; // host fp16 elementwise work cost / fp32
+  // Per-core speed with every core busy / one core alone, in (0, 1]: the preset field
+  // cpu.all_cores_efficiency (sim/hardware/cpu.hpp). 0: not set, derive it from the stage fits.
+  double all_cores_efficiency = 0.0;
   std::map<std::string, StageCost> stage_costs;
 };
+
+// The CPU's all-cores efficiency for the preset: the field if set, else the measured all-cores
+// efficiency of jpeg_decode (the loader's dominant stage), else the median over the stages that
+// measured one, else 1 (one core, or nothing measured); clamped to [0.01, 1] (a figure above 1 is noise).
+double cpu_all_cores_efficiency(const CpuProfile& cpu);
 
 struct RamProfile {
   double size_bytes = 0.0;

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <vector>
 
 namespace mlsim::validate {
 
@@ -68,6 +69,24 @@ void stage_cost(YAML::Emitter& y, const std::string& name, const StageCost& c) {
 bool is_host_compute(const StageCost& c) { return c.per_flop_s > 0.0; }
 } // namespace
 
+double cpu_all_cores_efficiency(const CpuProfile& cpu) {
+  double e = cpu.all_cores_efficiency;
+  if (!(e > 0.0)) {
+    if (auto d = cpu.stage_costs.find("jpeg_decode"); d != cpu.stage_costs.end() && d->second.all_cores_efficiency > 0)
+      e = d->second.all_cores_efficiency;
+    else {
+      std::vector<double> v;
+      for (const auto& [name, c] : cpu.stage_costs)
+        if (c.all_cores_efficiency > 0)
+          v.push_back(c.all_cores_efficiency);
+      std::sort(v.begin(), v.end());
+      const size_t n = v.size();
+      e = n == 0 ? 1.0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    }
+  }
+  return std::clamp(e, 0.01, 1.0);
+}
+
 PcieSchema pcie_schema_for(double bandwidth_Bps) {
   PcieSchema s;
   if (bandwidth_Bps <= 0.0)
@@ -91,6 +110,8 @@ std::string profile_to_yaml(const Profile& p) {
   y << YAML::Key << "cores" << YAML::Value << p.cpu.cores;
   y << YAML::Key << "core_speed" << YAML::Value << round4(p.cpu.core_speed);
   y << YAML::Key << "fp16_emulation_factor" << YAML::Value << round4(p.cpu.fp16_emulation_factor);
+  // Co-running slowdown (sim/hardware/cpu.hpp); the per-stage figures stay under calibration.stage_fits.
+  y << YAML::Key << "all_cores_efficiency" << YAML::Value << round4(cpu_all_cores_efficiency(p.cpu));
   // Host-placed ops run at core_flops on one core: the asymptotic single-thread Eigen GEMM rate.
   if (auto g = p.cpu.stage_costs.find("host_gemm_fp32"); g != p.cpu.stage_costs.end() && g->second.per_flop_s > 0)
     y << YAML::Key << "core_flops" << YAML::Value << flops(1.0 / g->second.per_flop_s);

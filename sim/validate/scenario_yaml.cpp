@@ -157,7 +157,8 @@ std::string scenario_yaml(const JobConfig& cfg, const JobInputs& in, const Profi
       "  stages:\n"
       "{stages}"
       "{model}"
-      "run: {{steps: {steps}, warmup_steps: {warmup}, seed: 1}}\n",
+      // The real loader makes exactly the run's batches and stops: so does the simulated one.
+      "run: {{steps: {steps}, warmup_steps: {warmup}, seed: 1, pipeline_stops_after_last_batch: true}}\n",
       fmt::arg("label", fmt::format("k{}-d{}-{}-{}", cfg.loader_threads, cfg.prefetch_depth, cfg.consumer,
                                     cfg.image_set)),
       fmt::arg("node", node_yaml(cfg, in, profile, profile_path)),
