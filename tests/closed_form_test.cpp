@@ -12,18 +12,10 @@
 using namespace mlsim;
 namespace sg4 = simgrid::s4u;
 
-namespace {
-Scenario load_text(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
-  ConfigNode root = ConfigNode::load_string(yaml, "test.yaml");
-  if (!overrides.empty())
-    root = ConfigNode::with_overrides(root, overrides);
-  return load_scenario(root);
-}
-} // namespace
 
 // One transfer takes latency + bytes / bandwidth (PCIe gen4 x16: 16 GT/s x 128/130 / 8 per lane, x 0.8).
 TEST(ClosedForm, OneTransferIsLatencyPlusSizeOverBandwidth) {
-  Scenario s = load_text(fixtures::base_scenario());
+  Scenario s = fixtures::load(fixtures::base_scenario());
   auto engine = make_engine();
   Platform platform(s);
   auto& node = platform.trainers().front();
@@ -39,7 +31,7 @@ TEST(ClosedForm, OneTransferIsLatencyPlusSizeOverBandwidth) {
 
 // Ring all-reduce of S bytes over n ranks: 2(n-1) alpha + 2(n-1)/n S / beta.
 TEST(ClosedForm, RingAllReduceMatchesFormula) {
-  Scenario s = load_text(fixtures::base_scenario(8));
+  Scenario s = fixtures::load(fixtures::base_scenario(8));
   auto engine = make_engine();
   Platform platform(s);
   CollectiveGroup group;
@@ -121,7 +113,7 @@ TEST(ClosedForm, StepWithAllReduceAddsRingTime) {
 // Two accelerators behind one PCIe switch share its uplink: two simultaneous copies take twice as long
 // as one (plus the one latency each), while accelerators on separate switches do not slow each other.
 TEST(ClosedForm, PcieSwitchUplinkIsShared) {
-  Scenario s = load_text(fixtures::base_scenario(4), {"hardware.nodes.0.pcie.gpus_per_switch=2"});
+  Scenario s = fixtures::load(fixtures::base_scenario(4), {"hardware.nodes.0.pcie.gpus_per_switch=2"});
   auto engine = make_engine();
   Platform platform(s);
   auto& node = platform.trainers().front();

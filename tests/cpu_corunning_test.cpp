@@ -20,12 +20,7 @@ using namespace mlsim;
 namespace sg4 = simgrid::s4u;
 
 namespace {
-Scenario load_text(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
-  ConfigNode root = ConfigNode::load_string(yaml, "test.yaml");
-  if (!overrides.empty())
-    root = ConfigNode::with_overrides(root, overrides);
-  return load_scenario(root);
-}
+using fixtures::load;
 
 // base_scenario: decode 10 ms per sample on a reference core, a model of 1 MFLOP per sample (the
 // accelerator never waits long), data in RAM at 1000 GB/s: the run is bound by the decode workers.
@@ -77,15 +72,15 @@ TEST(CpuCorunning, OversubscribedAndSingleCore) {
 TEST(CpuCorunning, EfficiencyOutsideZeroOneIsRejected) {
   for (const char* bad : {"0", "-0.5", "1.5"}) {
     try {
-      load_text(fixtures::base_scenario(), {std::string("hardware.nodes.0.cpu.all_cores_efficiency=") + bad});
+      load(fixtures::base_scenario(), {std::string("hardware.nodes.0.cpu.all_cores_efficiency=") + bad});
       ADD_FAILURE() << bad << " accepted";
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find("all_cores_efficiency"), std::string::npos) << e.what();
     }
   }
-  EXPECT_DOUBLE_EQ(load_text(fixtures::base_scenario()).nodes.front().cpu.all_cores_efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(load(fixtures::base_scenario()).nodes.front().cpu.all_cores_efficiency, 1.0);
   EXPECT_DOUBLE_EQ(
-      load_text(fixtures::base_scenario(), {"hardware.nodes.0.cpu.all_cores_efficiency=1"}).nodes.front().cpu.all_cores_efficiency,
+      load(fixtures::base_scenario(), {"hardware.nodes.0.cpu.all_cores_efficiency=1"}).nodes.front().cpu.all_cores_efficiency,
       1.0);
 }
 
@@ -97,7 +92,7 @@ TEST(CpuCorunning, EfficiencyOutsideZeroOneIsRejected) {
 //   1 busy, e = 1:       the fourth has 1 left:         + 1                  = 4.475275
 TEST(CpuCorunning, ExecsOnTheHostFollowTheStepwiseRates) {
   const std::string text = run_in_child([] {
-    Scenario s = load_text(fixtures::base_scenario(), {"hardware.nodes.0.cpu.cores=4",
+    Scenario s = fixtures::load(fixtures::base_scenario(), {"hardware.nodes.0.cpu.cores=4",
                                                        "hardware.nodes.0.cpu.all_cores_efficiency=0.8"});
     auto engine = make_engine();
     Platform platform(s);

@@ -44,12 +44,9 @@ TEST(PipelineBurst, ShallowBufferStallsDuringABurst) {
 #include "test_support.hpp"
 
 TEST(PipelineBurst, ShuffleBufferFillDelaysTheFirstBatch) {
-  ConfigNode root = ConfigNode::with_overrides(
-      ConfigNode::load_string(fixtures::base_scenario(1, 0.01, 0.001), "test.yaml"),
-      {"hardware.nodes.0.disks=[{name: d, sequential_read: 100 MB/s, random_read_iops: 100000, latency: 0 s}]",
+  Scenario s = fixtures::load(fixtures::base_scenario(1, 0.01, 0.001), {"hardware.nodes.0.disks=[{name: d, sequential_read: 100 MB/s, random_read_iops: 100000, latency: 0 s}]",
        "dataset.location=local", "dataset.disk=d", "dataset.sample_size=100 kB",
        "pipeline.stages=[read, {name: shuffle, buffer: 5000}, {name: decode, cost: {per_sample: 0.01 ms}}]"});
-  Scenario s = load_scenario(root);
   SimulationOutput out = simulate(s);
   const StepRecord& first = out.recorder.steps().front();
   ASSERT_EQ(first.step, 0);

@@ -51,11 +51,8 @@ TEST(PipelineClosedForm, GranularityDoesNotChangeThroughput) {
 // Little's law on every prefetch buffer: the time-average occupancy equals arrival rate x mean wait,
 // i.e. the occupancy integral equals the sum of waits when the buffer starts and ends empty.
 TEST(PipelineClosedForm, LittlesLawHoldsOnEveryBuffer) {
-  ConfigNode root = ConfigNode::with_overrides(
-      ConfigNode::load_string(fixtures::base_scenario(4, 0.5, 2.0, 1e6), "test.yaml"),
-      {"pipeline.framework=pytorch", "pipeline.workers=2", "dataset.sample_size={distribution: lognormal, mean: 50 kB, "
+  Scenario s = fixtures::load(fixtures::base_scenario(4, 0.5, 2.0, 1e6), {"pipeline.framework=pytorch", "pipeline.workers=2", "dataset.sample_size={distribution: lognormal, mean: 50 kB, "
                                                           "stddev: 30 kB}"});
-  Scenario s = load_scenario(root);
   SimulationOutput out = simulate(s);
   ASSERT_EQ(out.queues.size(), 4u);
   for (const auto& q : out.queues) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "sim/core/isolated.hpp"
+#include "sim/core/scenario.hpp"
 
 #include <string>
 #include <vector>
@@ -15,6 +16,14 @@ std::string base_scenario(int gpus = 1, double decode_ms = 1.0, double gflop = 1
 // Runs the scenario (with overrides) in a child process and returns its JSON report.
 inline nlohmann::ordered_json run(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
   return simulate_scenario_text(yaml, overrides, "test.yaml");
+}
+
+// Loads a scenario from YAML text with overrides, in this process (no simulation).
+inline Scenario load(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  ConfigNode root = ConfigNode::load_string(yaml, "test.yaml");
+  if (!overrides.empty())
+    root = ConfigNode::with_overrides(root, overrides);
+  return load_scenario(root);
 }
 
 // Path of a file in the source tree.
