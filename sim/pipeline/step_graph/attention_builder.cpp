@@ -17,15 +17,7 @@ LayerOutput build_attention(const LayerSpec& l, const Shape& in, long batch) {
                      std::to_string(d_model), std::to_string(l.heads));
   long head = d_model / l.heads;
   double b = static_cast<double>(batch), S = static_cast<double>(s), D = static_cast<double>(d_model);
-  auto make = [&](const std::string& suffix, OpKind kind, PrecisionClass pc) {
-    Op op;
-    op.name = l.name + "/" + suffix;
-    op.layer = l.name;
-    op.kind = kind;
-    op.precision_class = pc;
-    op.placement = l.placement;
-    return op;
-  };
+  auto make = [&](const std::string& suffix, OpKind kind, PrecisionClass pc) { return base_op(l, suffix, kind, pc); };
   LayerOutput out;
   out.shape = in;
 

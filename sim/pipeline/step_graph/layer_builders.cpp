@@ -5,6 +5,17 @@
 #include <numeric>
 
 namespace mlsim {
+
+Op base_op(const LayerSpec& l, const std::string& suffix, OpKind kind, PrecisionClass pc) {
+  Op op;
+  op.name = l.name + "/" + suffix;
+  op.layer = l.name;
+  op.kind = kind;
+  op.precision_class = pc;
+  op.placement = l.placement;
+  return op;
+}
+
 namespace {
 
 [[noreturn]] void bad_shape(const LayerSpec& l, const std::string& expected, const Shape& got) {
@@ -22,15 +33,6 @@ long conv_out(long in, int k, int s, const std::string& padding) {
   return (in + 2 * pad - k) / s + 1;
 }
 
-Op base_op(const LayerSpec& l, const std::string& suffix, OpKind kind, PrecisionClass pc) {
-  Op op;
-  op.name = l.name + "/" + suffix;
-  op.layer = l.name;
-  op.kind = kind;
-  op.precision_class = pc;
-  op.placement = l.placement;
-  return op;
-}
 
 // An elementwise op over `n` elements per sample (reads `reads` tensors of that size, writes one).
 Op elementwise(const LayerSpec& l, const std::string& suffix, double n, long batch, double flops_per_element,

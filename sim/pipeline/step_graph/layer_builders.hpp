@@ -30,6 +30,9 @@ struct LayerOutput {
 
 // Builds `layer`'s forward ops for `batch` samples; throws InputError (with the
 // layer's name and the shapes) when the inputs do not fit the layer.
+// An op of layer `l` named "<layer>/<suffix>", with the layer's placement.
+Op base_op(const LayerSpec& l, const std::string& suffix, OpKind kind, PrecisionClass pc);
+
 LayerOutput build_layer(const LayerSpec& layer, const std::vector<Shape>& inputs, long batch);
 
 // Multi-head self-attention (attention_builder.cpp).
