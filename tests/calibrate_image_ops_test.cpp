@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstdlib>
 
@@ -56,6 +58,23 @@ TEST(CalibrateImageOps, JpegRoundTripKeepsSizeAndContent) {
     err += std::abs(int(src.rgb[i]) - int(back.rgb[i]));
   EXPECT_LT(err / static_cast<double>(src.rgb.size()), 3.0); // a smooth gradient survives q95
   EXPECT_THROW(decode_jpeg(jpg.data(), 10), std::runtime_error);
+}
+
+TEST(CalibrateImageOps, DecodingIntoAReusedBufferGivesTheSamePixels) {
+  std::vector<uint8_t> big = encode_jpeg(gradient(640, 480), 90), small = encode_jpeg(gradient(320, 240), 90);
+  Image reused;
+  decode_jpeg_into(big.data(), big.size(), reused);
+  const uint8_t* buffer = reused.rgb.data();
+  decode_jpeg_into(small.data(), small.size(), reused); // fits: the same memory, not shrunk
+  EXPECT_EQ(reused.rgb.data(), buffer);
+  EXPECT_EQ(reused.width, 320);
+  EXPECT_EQ(reused.height, 240);
+  Image fresh = decode_jpeg(small.data(), small.size());
+  ASSERT_EQ(fresh.rgb.size(), reused.pixels() * 3);
+  EXPECT_TRUE(std::equal(fresh.rgb.begin(), fresh.rgb.end(), reused.rgb.begin()));
+  // What the loader does next with it sees only width x height pixels.
+  std::mt19937 a(3), b(3);
+  EXPECT_EQ(random_resized_crop(reused, a, 64).rgb, random_resized_crop(fresh, b, 64).rgb);
 }
 
 TEST(CalibrateImageOps, RandomResizedCropGivesTheOutputSize) {

@@ -69,6 +69,35 @@ TEST(CalibrateQuick, StageFitsAreSane) {
     EXPECT_GT(s.at("idx_gzip_parse").per_sample_s, 0.0);
 }
 
+TEST(CalibrateQuick, LoaderStagesAreMeasuredInsideTheLoader) {
+  if (!have_photos())
+    GTEST_SKIP() << "mate-backgrounds (the calibration photos) is not installed";
+  const auto& s = quick_profile().cpu.stage_costs;
+  // Fitted inside the loader loop (in_loader_bench.hpp) ...
+  for (const char* name : {"file_read_warm", "jpeg_decode", "random_resized_crop"})
+    EXPECT_EQ(s.at(name).context, "loader") << name;
+  // ... or isolated and scaled to it ...
+  for (const char* name : {"flip", "normalize_fp32", "collate"})
+    EXPECT_EQ(s.at(name).context, "isolated x in_loader_factor") << name;
+  // ... or not part of the loop.
+  EXPECT_EQ(s.at("to_fp16").context, "isolated");
+  EXPECT_EQ(s.at("to_fp16").in_loader_factor, 0.0);
+  // The same work inside a loader costs about what it costs alone: caches and fresh buffers change it by
+  // tens of percent, not by factors (a wider band for the small stages: the per-file read is microseconds).
+  for (const char* name : {"jpeg_decode", "random_resized_crop", "normalize_fp32"}) {
+    EXPECT_GT(s.at(name).in_loader_factor, 0.5) << name;
+    EXPECT_LT(s.at(name).in_loader_factor, 2.0) << name;
+  }
+  for (const char* name : {"file_read_warm", "flip", "collate"}) {
+    EXPECT_GT(s.at(name).in_loader_factor, 0.1) << name;
+    EXPECT_LT(s.at(name).in_loader_factor, 10.0) << name;
+  }
+  EXPECT_GT(s.at("jpeg_decode").r2, 0.9);
+  // The CPU's co-running figure comes from the whole loop on every core (clamped to (0, 1]).
+  EXPECT_GT(quick_profile().cpu.all_cores_efficiency, 0.0);
+  EXPECT_LE(quick_profile().cpu.all_cores_efficiency, 1.0);
+}
+
 TEST(CalibrateQuick, ProfileRoundTripsAndMatchesTheHardwareSchema) {
   if (!have_photos())
     GTEST_SKIP() << "mate-backgrounds (the calibration photos) is not installed";
@@ -84,6 +113,8 @@ TEST(CalibrateQuick, ProfileRoundTripsAndMatchesTheHardwareSchema) {
   EXPECT_NEAR(back.cpu.stage_costs.at("host_gemm_fp32").per_flop_s, p.cpu.stage_costs.at("host_gemm_fp32").per_flop_s,
               1e-3 * p.cpu.stage_costs.at("host_gemm_fp32").per_flop_s);
   EXPECT_NEAR(back.ram.bandwidth_Bps, p.ram.bandwidth_Bps, 1e-3 * p.ram.bandwidth_Bps);
+  EXPECT_EQ(b.context, a.context);
+  EXPECT_NEAR(b.in_loader_factor, a.in_loader_factor, 1e-3 * a.in_loader_factor + 1e-4);
 
   // The sections parse with the simulator's own hardware parsers (the preset schema).
   mlsim::ConfigNode root = mlsim::ConfigNode::load_file(path);

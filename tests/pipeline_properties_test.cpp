@@ -1,5 +1,5 @@
 // Properties over randomised scenarios (fixed seeds): more cores never increase
-// the stall, a faster disk never slows a run, and throughput never exceeds the
+// the accelerators' waiting (input + all-reduce) nor lower the throughput, a faster disk never slows a run, and throughput never exceeds the
 // slowest stage's capacity.
 #include "test_support.hpp"
 
@@ -44,6 +44,9 @@ constexpr unsigned kVariants = 6;
 
 } // namespace
 
+// The accelerators' waiting time counts input waits and all-reduce waits together: with per-core run
+// queues (cpu_scheduler.hpp) too few cores serve some ranks' workers worse than others, and the other
+// ranks then wait for the slow one inside the all-reduce rather than on their own input.
 TEST(PipelineProperties, MoreCoresNeverIncreaseTheStall) {
   for (unsigned seed = 1; seed <= kVariants; ++seed) {
     Variant v = random_variant(seed);
@@ -51,7 +54,11 @@ TEST(PipelineProperties, MoreCoresNeverIncreaseTheStall) {
     auto more_overrides = v.overrides;
     more_overrides.push_back("hardware.nodes.0.cpu.cores=" + std::to_string(v.cores * 2));
     auto more = fixtures::run(v.yaml, more_overrides);
-    EXPECT_LE(more["breakdown"]["input"].get<double>(), base["breakdown"]["input"].get<double>() + 0.01)
+    auto waiting = [](const nlohmann::ordered_json& j) {
+      return j["breakdown"]["input"].get<double>() + j["breakdown"]["collective"].get<double>();
+    };
+    EXPECT_LE(waiting(more), waiting(base) + 0.01) << "variant " << seed;
+    EXPECT_GE(more["throughput_samples_per_s"].get<double>(), base["throughput_samples_per_s"].get<double>() * 0.99)
         << "variant " << seed;
   }
 }

@@ -86,6 +86,14 @@ TEST(ScenarioErrors, ZeroCores) {
       << m;
 }
 
+TEST(ScenarioErrors, UnknownCpuScheduler) {
+  std::string m = error_of(replaced("cores: 16", "cores: 16, scheduler: round_robin"));
+  EXPECT_TRUE(std::regex_search(m, std::regex("^FILE:5:[0-9]+: hardware.nodes.0.cpu.scheduler: expected one of")))
+      << m;
+  EXPECT_NE(m.find("per_core"), std::string::npos) << m;
+  EXPECT_NE(m.find("round_robin"), std::string::npos) << m;
+}
+
 TEST(ScenarioErrors, BatchLargerThanDataset) {
   std::string m = error_of(replaced("samples: 1000000", "samples: 10"));
   EXPECT_NE(m.find("pipeline.batch_size: expected a global batch"), std::string::npos) << m;

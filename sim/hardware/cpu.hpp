@@ -5,6 +5,8 @@
 //   the host's capacity is  min(n, c) * v * e(min(n, c)),  shared fairly among the n execs,
 //   each exec capped at one core (v).
 // with v = core_speed and E = all_cores_efficiency (default 1: no slowdown).
+// Which execs share which core: `scheduler` (cpu_scheduler.hpp): per_core run
+// queues as Linux keeps them (default), or one fair pool.
 // Why: cores of one socket share the last-level cache and the memory bandwidth,
 // and the turbo frequency falls as more cores are active, so a core does less
 // work per second when its neighbours are busy. `mlsim calibrate` measures E as
@@ -35,6 +37,12 @@
 
 namespace mlsim {
 
+// How the node's cores are shared among runnable work (cpu_scheduler.hpp).
+enum class CpuScheduling {
+  per_core, // Linux-like: a run queue per core, threads balanced by count, not rotated (default)
+  fair,     // one pool: n runnable pieces on c cores get min(1, c/n) of a core each
+};
+
 // A calibrated per-sample cost: per_sample + per_byte * bytes + per_pixel * pixels (core-seconds).
 struct StageCost {
   Seconds per_sample{0.0};
@@ -58,6 +66,7 @@ struct CpuSpec {
   // single-thread Eigen GEMM reaches on a current x86 core (mlsim calibrate measures it: host_gemm_fp32).
   FlopsPerSec core_flops{32e9};
   std::map<std::string, StageCost> stage_costs; // from calibration profiles
+  CpuScheduling scheduling = CpuScheduling::per_core; // `scheduler: per_core | fair`
 };
 
 CpuSpec parse_cpu(const ConfigNode& node);

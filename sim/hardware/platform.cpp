@@ -1,5 +1,7 @@
 #include "sim/hardware/platform.hpp"
 
+#include "sim/core/errors.hpp"
+
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
@@ -7,6 +9,13 @@
 namespace sg4 = simgrid::s4u;
 
 namespace mlsim {
+
+CpuScheduler& Platform::scheduler_of(const sg4::Host* cpu) const {
+  auto it = scheduler_of_.find(cpu);
+  if (it == scheduler_of_.end())
+    throw InternalError("no CPU scheduler for host " + cpu->get_name());
+  return *it->second;
+}
 
 Platform::Platform(const Scenario& scenario) : scenario_(scenario) {
   zone_ = sg4::create_full_zone("mlsim");
@@ -107,6 +116,8 @@ void Platform::build_node(const NodeSpec& spec, int instance, bool trainer) {
     });
   }
   node.cpu->seal();
+  node.scheduler = std::make_shared<CpuScheduler>(zone_, node.cpu, spec.cpu);
+  scheduler_of_[node.cpu] = node.scheduler.get();
   node.ram_bus = zone_->create_host(node.name + ".ram", spec.ram.bandwidth.value())->seal();
   for (const auto& d : spec.disks) {
     DiskHosts dh;

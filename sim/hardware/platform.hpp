@@ -1,7 +1,8 @@
 // The platform builder: scenario nodes -> SimGrid hosts, links and disks.
 //
 // Per node instance: a CPU host (its cores, speed in reference core-seconds
-// per second x 1e9), one host per accelerator (device-seconds x 1e9), a RAM
+// per second x 1e9; with per-core scheduling its work runs on one host per
+// core, cpu_scheduler.hpp), one host per accelerator (device-seconds x 1e9), a RAM
 // bus (a one-core host whose speed is the RAM bandwidth in bytes/s, shared by
 // cached reads and pageable staging), per disk an s4u::Disk for transfers
 // plus an operations host of `random_read_iops`. Links are full duplex
@@ -19,6 +20,7 @@
 #pragma once
 
 #include "sim/core/scenario.hpp"
+#include "sim/hardware/cpu_scheduler.hpp"
 
 #include <simgrid/forward.h>
 
@@ -54,7 +56,8 @@ struct NodeInstance {
   const NodeSpec* spec = nullptr;
   int index = 0;                       // instance index within the scenario (trainer nodes first)
   std::string name;                    // "gpu-node[3]"
-  simgrid::s4u::Host* cpu = nullptr;
+  simgrid::s4u::Host* cpu = nullptr;   // the node: its actors live here; its CPU work goes to `scheduler`
+  std::shared_ptr<CpuScheduler> scheduler;
   simgrid::s4u::Host* ram_bus = nullptr;
   std::vector<simgrid::s4u::Host*> accelerators;
   std::vector<DiskHosts> disks;
@@ -74,6 +77,9 @@ public:
   simgrid::s4u::CommPtr transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes);
   // The bottleneck bandwidth and total latency of the route.
   std::pair<double, double> route_capacity(simgrid::s4u::Host* from, simgrid::s4u::Host* to) const;
+
+  // The CPU scheduler of the node whose host is `cpu` (a trainer or a service node).
+  CpuScheduler& scheduler_of(const simgrid::s4u::Host* cpu) const;
 
   const std::vector<LinkInfo>& links() const { return links_; }
   const LinkInfo* find_link(const std::string& name) const;
@@ -97,6 +103,7 @@ private:
   // Per host: the chain of link indices from the host up to its node's NIC (exclusive), and its node id.
   std::map<const simgrid::s4u::Host*, std::pair<int, std::vector<int>>> uplinks_;
   std::map<int, int> nic_of_node_;       // node id -> NIC link index
+  std::map<const simgrid::s4u::Host*, CpuScheduler*> scheduler_of_;
   std::map<const simgrid::s4u::Host*, int> nvlink_of_;
   int switch_link_ = -1;
   int storage_link_ = -1;

@@ -245,7 +245,7 @@ void InputPipeline::process_chunk(const Chunk& c, uint32_t track) {
   double total = std::accumulate(cost.begin(), cost.end(), 0.0);
   double t0 = sg4::Engine::get_clock();
   if (total > 0)
-    sg4::this_actor::execute(total * kWorkPerSecond);
+    s_.platform->scheduler_of(sg4::this_actor::get_host()).run(total * kWorkPerSecond);
   double t1 = sg4::Engine::get_clock();
   // The chunk ran as one exec; its span is split among the stages by their cost.
   double at = t0;
@@ -304,7 +304,7 @@ void InputPipeline::collate_and_deliver(long batch_id, uint32_t track) {
                     p.batching.collate.per_sample.value() * (b.samples - 1)) * shares;
   if (collate > 0) {
     double c0 = sg4::Engine::get_clock();
-    sg4::this_actor::execute(collate * kWorkPerSecond);
+    s_.platform->scheduler_of(sg4::this_actor::get_host()).run(collate * kWorkPerSecond);
     rec->span(track, rec->intern("collate"), rec->intern("input"), c0, sg4::Engine::get_clock());
     rec->add("stage.collate.core_seconds", collate);
   }

@@ -103,7 +103,7 @@ void Trainer::run() {
         double h0 = sg4::Engine::get_clock();
         if (op.to_host.value() > 0)
           s_.platform->transfer(gpu, cpu, op.to_host.value())->wait();
-        sg4::this_actor::exec_init(op.duration.value() * kWorkPerSecond)->set_host(cpu)->wait();
+        s_.node->scheduler->run(op.duration.value() * kWorkPerSecond);
         if (op.to_device.value() > 0)
           s_.platform->transfer(cpu, gpu, op.to_device.value())->wait();
         double h1 = sg4::Engine::get_clock();

@@ -4,6 +4,7 @@
 #include "sim/validate/gpu/gpu_bench.hpp"
 #include "sim/validate/gpu_profile.hpp"
 #include "sim/validate/host_bench.hpp"
+#include "sim/validate/in_loader_bench.hpp"
 #include "sim/validate/stage_bench.hpp"
 #include "sim/validate/stats.hpp"
 
@@ -50,10 +51,10 @@ double load_average() {
 std::string ns(double s) { return fmt::format("{:8.3g}", s * 1e9); }
 
 void print_stages(const Profile& p, std::ostream& log) {
-  fmt::print(log, "  {:<20} {:>9} {:>9} {:>9} {:>9} {:>7} {:>6} {:>9} {:>12}\n", "stage (core-s/sample)", "per_smpl",
-             "per_B", "per_px", "per_file", "R^2", "spread", "all-core", "@500x375");
-  fmt::print(log, "  {:<20} {:>9} {:>9} {:>9} {:>9} {:>7} {:>6} {:>9} {:>12}\n", "", "ns", "ns", "ns", "ns", "", "",
-             "effic.", "us/sample");
+  fmt::print(log, "  {:<20} {:>9} {:>9} {:>9} {:>9} {:>7} {:>6} {:>9} {:>7} {:>12}\n", "stage (core-s/sample)",
+             "per_smpl", "per_B", "per_px", "per_file", "R^2", "spread", "all-core", "loader", "@500x375");
+  fmt::print(log, "  {:<20} {:>9} {:>9} {:>9} {:>9} {:>7} {:>6} {:>9} {:>7} {:>12}\n", "", "ns", "ns", "ns", "ns", "",
+             "", "effic.", "/isol.", "us/sample");
   for (const auto& [name, c] : p.cpu.stage_costs) {
     // A typical ImageNet-like sample: 500x375 JPEG of ~110 kB in, 224x224 out.
     double bytes = 110e3, px = 500.0 * 375.0;
@@ -62,8 +63,9 @@ void print_stages(const Profile& p, std::ostream& log) {
     if (name == "collate")
       bytes = 224.0 * 224 * 3 * 4;
     double typical = name == "host_gemm_fp32" || name == "idx_gzip_parse" ? 0.0 : c.cost_s(bytes, px);
-    fmt::print(log, "  {:<20} {:>9} {:>9} {:>9} {:>9} {:>7.4f} {:>6.3f} {:>9.2f} {:>12}\n", name, ns(c.per_sample_s),
-               ns(c.per_byte_s), ns(c.per_pixel_s), ns(c.per_file_s), c.r2, c.spread, c.all_cores_efficiency,
+    fmt::print(log, "  {:<20} {:>9} {:>9} {:>9} {:>9} {:>7.4f} {:>6.3f} {:>9.2f} {:>7} {:>12}\n", name,
+               ns(c.per_sample_s), ns(c.per_byte_s), ns(c.per_pixel_s), ns(c.per_file_s), c.r2, c.spread,
+               c.all_cores_efficiency, c.in_loader_factor > 0 ? fmt::format("{:.2f}", c.in_loader_factor) : "-",
                typical > 0 ? fmt::format("{:.1f}", typical * 1e6) : "-");
   }
 }
@@ -103,16 +105,29 @@ Profile run_calibration(const CalibrateOptions& opt, std::ostream& log) {
 
   StageBenchOptions sb{reps, p.cpu.cores};
   p.cpu.stage_costs = measure_loader_stages(images, sb, opt.quick);
+  InLoaderOptions il;
+  il.reps = reps;
+  il.cores = p.cpu.cores;
+  const InLoaderResult in_loader = measure_in_loader(images, p.cpu.stage_costs, il);
+  apply_in_loader(p.cpu.stage_costs, in_loader);
+  if (in_loader.loop_all_cores_efficiency > 0)
+    p.cpu.all_cores_efficiency = in_loader.loop_all_cores_efficiency;
+  fmt::print(log, "  in-loader costs ({:.1f} s; the loader loop, batches of {}): in loader / isolated:", in_loader.seconds,
+             il.batch);
+  for (const auto& [name, f] : in_loader.factor)
+    fmt::print(log, " {} {:.2f}", name, f);
+  fmt::print(log, "\n");
   p.cpu.stage_costs["host_gemm_fp32"] = measure_host_gemm(reps, p.cpu.cores, opt.quick);
   p.cpu.fp16_emulation_factor = measure_fp16_emulation_factor(reps);
   if (!p.cpu.stage_costs.count("idx_gzip_parse"))
     fmt::print(log, "  Fashion-MNIST not installed (package dataset-fashion-mnist): idx_gzip_parse skipped\n");
   p.cpu.all_cores_efficiency = cpu_all_cores_efficiency(p.cpu);
   print_stages(p, log);
-  fmt::print(log, "  all-cores efficiency for the preset (co-running slowdown): {:.3f}{}\n", p.cpu.all_cores_efficiency,
-             p.cpu.stage_costs.count("jpeg_decode") && p.cpu.stage_costs["jpeg_decode"].all_cores_efficiency > 0
-                 ? " (jpeg_decode)"
-                 : " (median of the stages / 1)");
+  fmt::print(log, "  all-cores efficiency for the preset (co-running slowdown): {:.3f} ({})\n",
+             p.cpu.all_cores_efficiency,
+             in_loader.loop_all_cores_efficiency > 0 ? fmt::format("the loader loop on {} cores: {:.3f}", p.cpu.cores,
+                                                                   in_loader.loop_all_cores_efficiency)
+                                                     : std::string("one core"));
   const auto& g = p.cpu.stage_costs["host_gemm_fp32"];
   fmt::print(log, "  host GEMM (Eigen, fp32, 1 thread): {:.2f} GFLOP/s asymptotic; fp16 emulation factor {:.1f}x\n",
              g.per_flop_s > 0 ? 1e-9 / g.per_flop_s : 0.0, p.cpu.fp16_emulation_factor);

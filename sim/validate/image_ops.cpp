@@ -37,13 +37,18 @@ void jpeg_dimensions(const uint8_t* data, size_t size, int& width, int& height) 
     throw std::runtime_error(std::string("JPEG header: ") + tjGetErrorStr2(decompressor()));
 }
 
-Image decode_jpeg(const uint8_t* data, size_t size) {
-  Image img;
+void decode_jpeg_into(const uint8_t* data, size_t size, Image& img) {
   jpeg_dimensions(data, size, img.width, img.height);
-  img.rgb.resize(img.pixels() * 3);
+  if (img.rgb.size() < img.pixels() * 3)
+    img.rgb.resize(img.pixels() * 3);
   if (tjDecompress2(decompressor(), data, static_cast<unsigned long>(size), img.rgb.data(), img.width, 0,
                     img.height, TJPF_RGB, TJFLAG_FASTDCT) != 0)
     throw std::runtime_error(std::string("JPEG decode: ") + tjGetErrorStr2(decompressor()));
+}
+
+Image decode_jpeg(const uint8_t* data, size_t size) {
+  Image img;
+  decode_jpeg_into(data, size, img);
   return img;
 }
 

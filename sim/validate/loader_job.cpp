@@ -2,7 +2,7 @@
 
 #include "sim/validate/file_io.hpp"
 #include "sim/validate/host_bench.hpp"
-#include "sim/validate/image_ops.hpp"
+#include "sim/validate/loader_batch.hpp"
 #include "sim/validate/prefetch_queue.hpp"
 #include "sim/validate/stats.hpp"
 
@@ -53,30 +53,14 @@ struct Batch {
   int index = 0;
 };
 
+// Batch `index`: files in a fixed stride through the set, a seed per batch (any loader thread may build it).
 Batch build_batch(const JobConfig& cfg, const JobInputs& in, int index) {
   std::mt19937 rng(static_cast<unsigned>(index) * 2654435761u + 1);
-  const size_t per_sample = static_cast<size_t>(3 * cfg.out_side * cfg.out_side);
-  thread_local std::vector<std::vector<float>> samples; // reused per loader thread
-  samples.resize(static_cast<size_t>(cfg.batch_size));
-  std::vector<const void*> ptrs;
-  for (int j = 0; j < cfg.batch_size; ++j) {
-    const size_t f = (static_cast<size_t>(index) * cfg.batch_size + j) * 7 % in.files.size();
-    std::vector<uint8_t> bytes = read_file(in.files[f]);
-    Image img = decode_jpeg(bytes.data(), bytes.size());
-    Image crop = random_resized_crop(img, rng, cfg.out_side);
-    if (rng() & 1u)
-      hflip(crop);
-    auto& s = samples[static_cast<size_t>(j)];
-    s.resize(per_sample);
-    normalize_to_fp32(crop, s.data());
-    ptrs.push_back(s.data());
-  }
-  Batch b;
-  b.index = index;
-  b.floats = per_sample * static_cast<size_t>(cfg.batch_size);
-  b.data.reset(new float[b.floats]); // a fresh batch tensor, as a framework allocates one
-  collate(ptrs, per_sample * sizeof(float), b.data.get());
-  return b;
+  std::vector<const std::string*> files;
+  for (int j = 0; j < cfg.batch_size; ++j)
+    files.push_back(&in.files[(static_cast<size_t>(index) * cfg.batch_size + j) * 7 % in.files.size()]);
+  LoaderBatch lb = build_loader_batch(files, cfg.out_side, rng, FlipPolicy::half, nullptr);
+  return Batch{std::move(lb.data), lb.floats, index};
 }
 } // namespace
 

@@ -25,6 +25,10 @@ struct StageCost {
   int points = 0;                    // distinct inputs in the fit
   double max_rel_residual = 0.0;     // max |residual| / observed, over the fit's points
   std::string regressor;             // what the size is: "bytes", "pixels", "bytes+pixels", "records", "flops"
+  // Where the cost was measured (in_loader_bench.hpp): "isolated" (the stage alone), "loader" (fitted
+  // inside the loader loop), "isolated x in_loader_factor" (isolated shape, scaled to the loader).
+  std::string context = "isolated";
+  double in_loader_factor = 0.0;     // cost inside the loader loop / isolated fit (0: not measured)
   double cost_s(double bytes, double pixels, double flops = 0.0) const {
     return per_sample_s + per_byte_s * bytes + per_pixel_s * pixels + per_flop_s * flops;
   }
@@ -41,9 +45,10 @@ struct CpuProfile {
   std::map<std::string, StageCost> stage_costs;
 };
 
-// The CPU's all-cores efficiency for the preset: the field if set, else the measured all-cores
-// efficiency of jpeg_decode (the loader's dominant stage), else the median over the stages that
-// measured one, else 1 (one core, or nothing measured); clamped to [0.01, 1] (a figure above 1 is noise).
+// The CPU's all-cores efficiency for the preset: the field if set (calibrate sets it from the whole
+// loader loop run on every core, in_loader_bench.hpp), else the measured all-cores efficiency of
+// jpeg_decode (the loader's dominant stage), else the median over the stages that measured one, else 1
+// (one core, or nothing measured); clamped to [0.01, 1] (a figure above 1 is noise).
 double cpu_all_cores_efficiency(const CpuProfile& cpu);
 
 struct RamProfile {

@@ -31,6 +31,8 @@ Profile read_profile(const std::string& path) {
         c.regressor = f.get_string("regressor", "");
         c.points = static_cast<int>(f.get_integer("points", 0, 0));
         c.per_file_s = f.get_quantity<Seconds>("per_file", Seconds(0.0), false).value();
+        c.context = f.get_string("context", "isolated");
+        c.in_loader_factor = f.get_number("in_loader_factor", 0.0, 0.0, 1e3);
       }
       p.cpu.stage_costs[name] = c;
     }

@@ -189,6 +189,9 @@ std::string profile_to_yaml(const Profile& p) {
     y << YAML::Key << "points" << YAML::Value << c.points;
     y << YAML::Key << "max_rel_residual" << YAML::Value << round4(c.max_rel_residual);
     y << YAML::Key << "all_cores_efficiency" << YAML::Value << round4(c.all_cores_efficiency);
+    y << YAML::Key << "context" << YAML::Value << c.context;
+    if (c.in_loader_factor > 0)
+      y << YAML::Key << "in_loader_factor" << YAML::Value << round4(c.in_loader_factor);
     if (c.per_file_s > 0)
       y << YAML::Key << "per_file" << YAML::Value << seconds(c.per_file_s);
     y << YAML::EndMap;

@@ -32,6 +32,22 @@ void assign(StageCost& c, const std::string& regressor, const MultiFit& f) {
 }
 } // namespace
 
+StageCost fit_stage_cost(const std::string& regressor, const std::vector<std::vector<double>>& x,
+                         const std::vector<double>& y, const std::vector<double>& spreads, int reps) {
+  MultiFit f = fit_multi(x, y, true, /*relative=*/true);
+  StageCost c;
+  c.regressor = regressor;
+  assign(c, regressor, f);
+  c.r2 = f.r2;
+  c.reps = reps;
+  c.spread = spreads.empty() ? 0.0 : median(spreads);
+  c.points = static_cast<int>(y.size());
+  for (size_t i = 0; i < y.size(); ++i)
+    if (y[i] > 0)
+      c.max_rel_residual = std::max(c.max_rel_residual, std::fabs(f.residuals[i]) / y[i]);
+  return c;
+}
+
 StageCost measure_stage(const StageSpec& spec, const StageBenchOptions& opt) {
   const size_t n = spec.x.size();
   std::vector<double> y(n), spreads(n);
@@ -49,17 +65,7 @@ StageCost measure_stage(const StageSpec& spec, const StageBenchOptions& opt) {
     y[i] = median(t);
     spreads[i] = relative_spread(t);
   }
-  MultiFit f = fit_multi(spec.x, y, true, /*relative=*/true);
-  StageCost c;
-  c.regressor = spec.regressor;
-  assign(c, spec.regressor, f);
-  c.r2 = f.r2;
-  c.reps = opt.reps;
-  c.spread = median(spreads);
-  c.points = static_cast<int>(n);
-  for (size_t i = 0; i < n; ++i)
-    if (y[i] > 0)
-      c.max_rel_residual = std::max(c.max_rel_residual, std::fabs(f.residuals[i]) / y[i]);
+  StageCost c = fit_stage_cost(spec.regressor, spec.x, y, spreads, opt.reps);
 
   if (spec.measure_all_cores && opt.cores > 1 && !spec.before) {
     // Every core runs the whole list `passes` times (enough work that thread start-up

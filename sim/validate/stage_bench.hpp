@@ -41,6 +41,11 @@ struct StageBenchOptions {
   int cores = 1;
 };
 
+// Fits per-input medians `y` (and their spreads) to cost = a + b * regressors (fit_multi, relative);
+// the regressor names map to StageCost fields. Leaves all_cores_efficiency unset.
+StageCost fit_stage_cost(const std::string& regressor, const std::vector<std::vector<double>>& x,
+                         const std::vector<double>& y, const std::vector<double>& spreads, int reps);
+
 // Times and fits one stage. The fit maps regressors to StageCost fields by name.
 StageCost measure_stage(const StageSpec& spec, const StageBenchOptions& opt);
 

@@ -42,7 +42,7 @@ std::vector<JobConfig> default_grid(bool quick, bool gpu) {
   return g;
 }
 
-RunLength default_length(bool quick) { return quick ? RunLength{2, 8} : RunLength{3, 14}; }
+RunLength default_length(bool quick) { return quick ? RunLength{3, 24} : RunLength{5, 120}; }
 
 JobInputs inputs_for_set(const std::string& set, const std::string& cache_dir, bool quick) {
   CalibSetOptions o{quick, cache_dir};

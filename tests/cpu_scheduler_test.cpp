@@ -1,0 +1,83 @@
+// The node's CPU scheduler (sim/hardware/cpu_scheduler.hpp): per-core run queues
+// against hand-worked timelines, and the fair pool for comparison.
+#include "sim/core/engine.hpp"
+#include "sim/hardware/cpu_scheduler.hpp"
+#include "sim/hardware/platform.hpp"
+
+#include <simgrid/s4u.hpp>
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+using namespace mlsim;
+namespace sg4 = simgrid::s4u;
+
+namespace {
+// Pieces of work started by one actor each, at given times; returns each piece's end time.
+struct Piece {
+  double start_s, work_s;
+};
+std::vector<double> run_pieces(const CpuSpec& cpu, const std::vector<Piece>& pieces) {
+  auto engine = make_engine();
+  auto* zone = sg4::create_full_zone("test");
+  auto* pool = zone->create_host("node.cpu", cpu.core_speed * kWorkPerSecond)->set_core_count(cpu.cores)->seal();
+  CpuScheduler sched(zone, pool, cpu);
+  zone->seal();
+  std::vector<double> end(pieces.size(), -1.0);
+  for (size_t i = 0; i < pieces.size(); ++i)
+    sg4::Actor::create("a" + std::to_string(i), pool, [&, i] {
+      sg4::this_actor::sleep_until(pieces[i].start_s);
+      sched.run(pieces[i].work_s * kWorkPerSecond);
+      end[i] = sg4::Engine::get_clock();
+    });
+  engine->run();
+  return end;
+}
+CpuSpec cpu(int cores, CpuScheduling s, double efficiency = 1.0) {
+  CpuSpec c;
+  c.cores = cores;
+  c.scheduling = s;
+  c.all_cores_efficiency = efficiency;
+  return c;
+}
+} // namespace
+
+TEST(CpuScheduler, ThreePiecesOnTwoCoresLinuxStyle) {
+  // Pieces of 1 s, 2 s, 2 s at t = 0 on 2 cores: the first two get a core each, the third shares core 0
+  // with the first (half speed each). At t = 2 the first is done (1 s at 1/2); core 0 keeps the third
+  // (1 s left). Core 1's piece ends at t = 2 as well, so the cores run 1 piece each: the third ends at 3.
+  std::vector<double> end = run_pieces(cpu(2, CpuScheduling::per_core), {{0, 1}, {0, 2}, {0, 2}});
+  EXPECT_NEAR(end[0], 2.0, 1e-9);
+  EXPECT_NEAR(end[1], 2.0, 1e-9);
+  EXPECT_NEAR(end[2], 3.0, 1e-9);
+}
+
+TEST(CpuScheduler, ThreePiecesOnTwoCoresFairPool) {
+  // The same on one fair pool: 2/3 of a core each until the 1 s piece ends at 1.5; then 2 pieces with
+  // 1 s left each run at full speed: both end at 2.5.
+  std::vector<double> end = run_pieces(cpu(2, CpuScheduling::fair), {{0, 1}, {0, 2}, {0, 2}});
+  EXPECT_NEAR(end[0], 1.5, 1e-9);
+  EXPECT_NEAR(end[1], 2.5, 1e-9);
+  EXPECT_NEAR(end[2], 2.5, 1e-9);
+}
+
+TEST(CpuScheduler, AnIdleCoreTakesTheLatestQueuedPieceWithItsRemainingWork) {
+  // 4 s, 1 s, 4 s at t = 0: core 0 gets pieces 0 and 2 (a tie goes to the lowest index), core 1 piece 1.
+  // At t = 1 core 1 runs dry and takes piece 2 (0.5 s done, 3.5 s left): it ends at 4.5; piece 0, alone
+  // from t = 1 with 3.5 s left, ends at 4.5 too. Without the move both would share core 0 until t = 8.
+  std::vector<double> end = run_pieces(cpu(2, CpuScheduling::per_core), {{0, 4}, {0, 1}, {0, 4}});
+  EXPECT_NEAR(end[1], 1.0, 1e-9);
+  EXPECT_NEAR(end[0], 4.5, 1e-9);
+  EXPECT_NEAR(end[2], 4.5, 1e-9);
+}
+
+TEST(CpuScheduler, CoRunningSlowdownFollowsTheBusyCores) {
+  // 2 cores, all_cores_efficiency 0.5: e(1) = 1, e(2) = 0.5. A 1 s piece at t = 0 and one at t = 0.5: the
+  // first does 0.5 s alone, then both run at half speed: the first ends at 1.5; the second has 0.5 s
+  // done by then and ends alone at 2.0.
+  std::vector<double> end = run_pieces(cpu(2, CpuScheduling::per_core, 0.5), {{0, 1}, {0.5, 1}});
+  EXPECT_NEAR(end[0], 1.5, 1e-9);
+  EXPECT_NEAR(end[1], 2.0, 1e-9);
+}
