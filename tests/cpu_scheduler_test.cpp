@@ -1,5 +1,6 @@
 // The node's CPU scheduler (sim/hardware/cpu_scheduler.hpp): per-core run queues
-// against hand-worked timelines, and the fair pool for comparison.
+// against hand-worked timelines, and the fair pool for comparison. One engine per
+// process (SimGrid): one run_pieces per test.
 #include "sim/core/engine.hpp"
 #include "sim/hardware/cpu_scheduler.hpp"
 #include "sim/hardware/platform.hpp"
@@ -35,11 +36,12 @@ std::vector<double> run_pieces(const CpuSpec& cpu, const std::vector<Piece>& pie
   engine->run();
   return end;
 }
-CpuSpec cpu(int cores, CpuScheduling s, double efficiency = 1.0) {
+CpuSpec cpu(int cores, CpuScheduling s, double efficiency = 1.0, double balance_interval_s = 0.0) {
   CpuSpec c;
   c.cores = cores;
   c.scheduling = s;
   c.all_cores_efficiency = efficiency;
+  c.balance_interval = Seconds(balance_interval_s);
   return c;
 }
 } // namespace
@@ -71,6 +73,22 @@ TEST(CpuScheduler, AnIdleCoreTakesTheLatestQueuedPieceWithItsRemainingWork) {
   EXPECT_NEAR(end[1], 1.0, 1e-9);
   EXPECT_NEAR(end[0], 4.5, 1e-9);
   EXPECT_NEAR(end[2], 4.5, 1e-9);
+}
+
+TEST(CpuScheduler, ADryCoreWaitsForTheBalancingTick) {
+  // As above with a balancing tick of 0.25 s: core 1 runs dry at t = 1 and takes piece 2 at t = 1.25,
+  // when it has 4 - 1.25 / 2 = 3.375 s left; piece 0, alone from then with as much left, ends with it.
+  std::vector<double> end = run_pieces(cpu(2, CpuScheduling::per_core, 1.0, 0.25), {{0, 4}, {0, 1}, {0, 4}});
+  EXPECT_NEAR(end[1], 1.0, 1e-9);
+  EXPECT_NEAR(end[0], 1.25 + 3.375, 1e-9);
+  EXPECT_NEAR(end[2], 1.25 + 3.375, 1e-9);
+}
+
+TEST(CpuScheduler, BalancingTicksAreMultiplesOfTheInterval) {
+  // A core that runs dry at t = 0.3 waits for the tick at 0.5: piece 2 has 4 - 0.25 left then.
+  std::vector<double> end = run_pieces(cpu(2, CpuScheduling::per_core, 1.0, 0.5), {{0, 4}, {0, 0.3}, {0, 4}});
+  EXPECT_NEAR(end[1], 0.3, 1e-9);
+  EXPECT_NEAR(end[0], 0.5 + (4 - 0.25), 1e-9);
 }
 
 TEST(CpuScheduler, CoRunningSlowdownFollowsTheBusyCores) {

@@ -5,6 +5,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 namespace sg4 = simgrid::s4u;
 
@@ -31,6 +32,37 @@ CpuScheduler::CpuScheduler(sg4::NetZone* zone, sg4::Host* pool, const CpuSpec& s
     Core c;
     c.host = zone->create_host(pool->get_name() + ".core" + std::to_string(i), speeds)->seal();
     cores_.push_back(c);
+  }
+  if (spec_.cores > 1 && spec_.balance_interval.value() > 0) {
+    balance_request_ = sg4::Semaphore::create(0);
+    sg4::Actor::create(pool->get_name() + ".balancer", pool, [this] { balance_loop(); })->daemonize();
+  }
+}
+
+void CpuScheduler::balance_loop() {
+  const double tick = spec_.balance_interval.value();
+  for (;;) {
+    balance_request_->acquire();
+    sg4::this_actor::sleep_until((std::floor(sg4::Engine::get_clock() / tick + 1e-9) + 1.0) * tick);
+    balance_requested_ = false;
+    for (size_t i = 0; i < cores_.size(); ++i)
+      if (cores_[i].queue.empty())
+        balance_into(i);
+    set_speed_state();
+  }
+}
+
+void CpuScheduler::core_ran_dry(size_t core) {
+  if (!balance_request_) { // no delay: the core takes a queued piece at once
+    balance_into(core);
+    return;
+  }
+  bool queued = false;
+  for (const auto& c : cores_)
+    queued = queued || c.queue.size() >= 2;
+  if (queued && !balance_requested_) {
+    balance_requested_ = true;
+    balance_request_->release();
   }
 }
 
@@ -128,7 +160,7 @@ void CpuScheduler::run(double work) {
   remove(exec.get(), core); // where it ended: it may have been migrated meanwhile
   last_core_[actor] = core;
   if (cores_[core].queue.empty())
-    balance_into(core);
+    core_ran_dry(core);
   set_speed_state();
 }
 

@@ -3,9 +3,15 @@
 //   A piece of work (a worker's samples, a collation, a host-placed op) starts
 //   on an idle core (the one its actor used last, if idle), else joins the
 //   core with the fewest pieces (the actor's last core on a tie, else the
-//   lowest index) and shares that core equally with them. When a core runs
-//   dry it takes the most recently queued piece from the busiest core that
-//   has two or more (idle balancing), so no core idles while another queues.
+//   lowest index) and shares that core equally with them. A core that runs
+//   dry while another queues two or more takes the most recently queued piece
+//   of the busiest one at the next balancing tick: the first multiple of
+//   `balance_interval` (default 4 ms: one scheduler tick at CONFIG_HZ=250).
+//   Why not at once: Linux pulls work into a core that just went idle only
+//   when its recent idle periods average more than sched_migration_cost
+//   (0.5 ms); in a pipeline whose threads block and wake every few
+//   milliseconds they do not, and the periodic balancer (driven by the tick)
+//   moves the queued thread. balance_interval 0 models the immediate pull.
 //   Each core is its own one-core SimGrid host of speed v * e(B), B = busy
 //   cores of the node, e from cpu.hpp; a change of B switches every core's
 //   SimGrid pstate, so running work slows down or speeds up with its
@@ -18,15 +24,16 @@
 // therefore gets half a core, not 2/3: `mlsim validate` measured the consumer
 // thread of a 2-core VM at 50-52 % of a core next to two loader threads.
 // Both policies deliver the same total while every core is busy.
-// Ignores: wake-up latency, migration cost and cache-hot barriers (Linux
-// waits before moving a thread that just ran: the 2-core VM showed 5-10 %
-// idle core time in oversubscribed runs, which this model does not have);
-// SMT, nice levels, NUMA; the co-running factor e is read at the node level.
+// Ignores: the immediate pull after long idle periods (avg_idle above the
+// migration cost), wake-up latency (~45 us from an idle vCPU on the 2-core
+// VM), cache-hot checks, SMT, nice levels, NUMA; the co-running factor e is
+// read at the node level.
 #pragma once
 
 #include "sim/hardware/cpu.hpp"
 
 #include <simgrid/s4u/Exec.hpp>
+#include <simgrid/s4u/Semaphore.hpp>
 
 #include <map>
 #include <string>
@@ -55,12 +62,16 @@ private:
   size_t place(long actor);
   void set_speed_state();
   void balance_into(size_t idle);
+  void core_ran_dry(size_t core);
+  void balance_loop(); // the periodic balancer's actor
 
   simgrid::s4u::Host* pool_;
   CpuSpec spec_;
   std::vector<Core> cores_;
   std::map<long, size_t> last_core_; // actor id -> core it last ran on
   int busy_ = 0;
+  simgrid::s4u::SemaphorePtr balance_request_; // null: idle cores pull at once (balance_interval 0)
+  bool balance_requested_ = false;
   int levels_ = 1; // pstates per core host: e(1) .. e(levels)
 };
 

@@ -7,10 +7,15 @@
 #include <Eigen/Dense>
 
 #include <fcntl.h>
+#include <sys/utsname.h>
 #include <unistd.h>
+#include <zlib.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 #include <thread>
@@ -115,6 +120,34 @@ StageCost measure_host_gemm(int reps, int cores, bool quick) {
     (void)sink;
   };
   return measure_stage(spec, {reps, cores});
+}
+
+namespace {
+// CONFIG_HZ=<n> in a kernel configuration text; 0 if absent.
+double hz_in(const std::string& config) {
+  const std::string key = "\nCONFIG_HZ=";
+  const auto pos = ("\n" + config).find(key);
+  return pos == std::string::npos ? 0.0 : std::atof(config.c_str() + pos + key.size() - 1);
+}
+} // namespace
+
+double kernel_tick_s() {
+  std::string text;
+  if (gzFile f = gzopen("/proc/config.gz", "rb")) {
+    char buf[1 << 16];
+    for (int n; (n = gzread(f, buf, sizeof buf)) > 0;)
+      text.append(buf, static_cast<size_t>(n));
+    gzclose(f);
+  }
+  if (hz_in(text) <= 0) {
+    utsname u{};
+    if (uname(&u) == 0) {
+      std::ifstream in(std::string("/boot/config-") + u.release);
+      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+  }
+  const double hz = hz_in(text);
+  return hz > 0 ? 1.0 / hz : 0.0;
 }
 
 } // namespace mlsim::validate
