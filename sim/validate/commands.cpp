@@ -1,6 +1,7 @@
 // The `calibrate` and `validate` subcommands (CLI only: parsing, files, exit codes).
 #include "sim/core/commands.hpp"
 
+#include "sim/core/atomic_file.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/validate/calibrate.hpp"
 #include "sim/validate/scenario_yaml.hpp"
@@ -142,12 +143,8 @@ void add_validate_command(CLI::App& app, CommandStatus& status) {
                                  validate::kSimulatorLabel, std::cout);
     r.profile_source = source;
     validate::print_report(r, std::cout);
-    if (!args->json.empty()) {
-      std::ofstream out(args->json);
-      out << validate::report_to_json(r).dump(2) << "\n";
-      if (!out)
-        throw InputError("--json", "", "a writable file", "'" + args->json + "'");
-    }
+    if (!args->json.empty()) // whole or not at all
+      write_file_atomically(args->json, validate::report_to_json(r).dump(2) + "\n");
     (void)status;
   });
 }

@@ -4,10 +4,11 @@
 // again, so its inputs and outputs stay in the core's caches. In a loader a
 // sample's stages follow one another through a decoded frame of megabytes,
 // B distinct sample buffers and a fresh batch tensor, and each stage finds
-// less in the caches: on the 2-core VM this was written on, a 1024x768 decode
-// cost ~1.2x its isolated figure and a 500x375 one ~1.0x, collation ~1.5x.
-// A simulator fed isolated costs is optimistic by that much for loader-bound
-// jobs, so `calibrate` measures the costs the loader actually pays:
+// less in the caches: on the 2-core VM this was written on, collation cost
+// ~2x its isolated figure, normalisation ~1.2x, the warm read's per-file part
+// ~4x (microseconds), decode and crop ~1.0x. A simulator fed isolated costs is
+// optimistic by that much for loader-bound jobs, so `calibrate` measures the
+// costs the loader actually pays:
 // measure_in_loader runs the loader's own batch builder (loader_batch.hpp,
 // the code `mlsim validate`'s loader threads run) over batches of one sweep
 // variant (width x quality) at a time, output 224x224, every sample flipped,

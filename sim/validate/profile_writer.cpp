@@ -2,6 +2,7 @@
 // Follow preset schema changes here.
 #include "sim/validate/profile.hpp"
 
+#include "sim/core/atomic_file.hpp"
 #include "sim/hardware/pcie.hpp"
 
 #include <yaml-cpp/yaml.h>
@@ -246,14 +247,7 @@ void write_profile(const Profile& p, const std::string& path) {
   std::filesystem::path fp(path);
   if (fp.has_parent_path())
     std::filesystem::create_directories(fp.parent_path());
-  const std::string tmp = path + ".part"; // never a partial profile
-  {
-    std::ofstream out(tmp);
-    out << text;
-    if (!out)
-      throw std::runtime_error("cannot write " + tmp);
-  }
-  std::filesystem::rename(tmp, path);
+  write_file_atomically(path, text); // never a partial profile
 }
 
 } // namespace mlsim::validate

@@ -45,7 +45,9 @@
 //                the cores busy (B threads take b = c B / (m + B), each of the
 //                m job threads gets c / (m + B) = E / m).
 //              Both are pessimistic while fewer job threads are runnable than
-//              the cores they are given.
+//              the cores they are given. (The figures above are a fair pool's;
+//              the simulator's per-core run queues, cpu_scheduler.hpp, share
+//              each of the n cores among the threads placed on it.)
 //
 // Why prefetch = d + k: the simulator's buffer hands out `prefetch` tokens
 // (a worker needs one to START a batch; a pop returns one), so at most
