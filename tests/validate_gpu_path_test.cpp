@@ -1,0 +1,135 @@
+// The GPU side of calibrate and validate without a GPU: measurements shaped
+// like an H200's (synthetic, from the published datasheet figures scaled to
+// what a GEMM typically reaches) go through the same fits, profile writer and
+// reader, accelerator parser and generated GPU scenario as real ones would,
+// and the simulated GPU job matches its closed form. What needs the device
+// itself (the CUDA kernels) is CalibrateGpu.MeasuresOrSkipsCleanly.
+#include "sim/core/config_node.hpp"
+#include "sim/hardware/accelerator.hpp"
+#include "sim/validate/gpu_profile.hpp"
+#include "sim/validate/scenario_yaml.hpp"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+
+using namespace mlsim::validate;
+
+namespace {
+// Achieved GEMM rate at size s (cube root of m n k): peak * s / (s + s_half), the fitted form.
+struct Curve {
+  const char* dtype;
+  double peak, s_half;
+};
+// H200 SXM datasheet, dense: fp16/bf16 989 TFLOP/s, tf32 494, fp32 67; achieved peaks ~75 % of those.
+const Curve kCurves[] = {{"fp16", 742e12, 900.0}, {"bf16", 735e12, 950.0}, {"tf32", 370e12, 700.0}, {"fp32", 50e12, 300.0}};
+constexpr double kPinned = 50e9, kPageable = 25e9, kCopyLatency = 10e-6, kLaunch = 5e-6;
+
+GpuBenchResult synthetic_h200() {
+  GpuBenchResult r;
+  r.info = {true, "", "NVIDIA H200 (synthetic)", "test", 141e9};
+  r.hbm_Bps = 4.0e12;
+  r.cast_f32_f16_Bps = r.cast_f16_f32_Bps = 2.5e12;
+  r.launch_overhead_s = kLaunch;
+  for (const Curve& c : kCurves)
+    for (int s : {256, 512, 1024, 2048, 4096, 8192}) {
+      auto point = [&](int d, double slowdown) {
+        GemmPoint p{c.dtype, d, d, d, 0.0, 0.0};
+        const double achieved = c.peak * s / (s + c.s_half) * slowdown;
+        p.seconds = 2.0 * d * d * double(d) / achieved;
+        return p;
+      };
+      r.gemm.push_back(point(s, 1.0));
+      r.gemm.push_back(point(s + 1, 0.6)); // misaligned (s + 1): 0.6x the rate of the aligned s
+    }
+  for (double bytes = 4096; bytes <= 256e6; bytes *= 4) {
+    r.h2d_pinned.push_back({bytes, kCopyLatency + bytes / kPinned});
+    r.h2d_pageable.push_back({bytes, kCopyLatency + bytes / kPageable});
+    r.d2h_pinned.push_back({bytes, kCopyLatency + bytes / kPinned});
+  }
+  return r;
+}
+
+Profile gpu_profile() {
+  Profile p;
+  p.cpu.cores = 16;
+  StageCost decode; // a fast loader: the GPU consumer is the bound
+  decode.per_sample_s = 0.1e-3;
+  p.cpu.stage_costs["jpeg_decode"] = decode;
+  StageCost gemm;
+  gemm.per_flop_s = 1e-11;
+  p.cpu.stage_costs["host_gemm_fp32"] = gemm;
+  p.ram.size_bytes = 512e9;
+  p.ram.bandwidth_Bps = 10e9;
+  const GpuBenchResult r = synthetic_h200();
+  p.accelerator = fit_accelerator(r);
+  p.pcie = fit_pcie(r);
+  p.meta.gpu = r.info.name;
+  return p;
+}
+
+std::string temp_path(const char* name) {
+  return (std::filesystem::temp_directory_path() / (std::string(name) + std::to_string(::getpid()) + ".yaml")).string();
+}
+} // namespace
+
+TEST(ValidateGpuPath, FitsRecoverTheCurvesTheMeasurementsFollow) {
+  const GpuBenchResult r = synthetic_h200();
+  AcceleratorProfile a = fit_accelerator(r);
+  ASSERT_EQ(a.gemm.size(), 4u);
+  for (const Curve& c : kCurves) {
+    auto g = std::find_if(a.gemm.begin(), a.gemm.end(), [&](const GemmCurve& x) { return x.dtype == c.dtype; });
+    ASSERT_NE(g, a.gemm.end()) << c.dtype;
+    EXPECT_NEAR(g->peak_flops, c.peak, 1e-3 * c.peak) << c.dtype;
+    EXPECT_NEAR(g->s_half, c.s_half, 1e-3 * c.s_half) << c.dtype;
+    EXPECT_NEAR(g->misaligned_factor, 0.6, 1e-6) << c.dtype;
+    EXPECT_GT(g->r2, 0.999) << c.dtype;
+  }
+  EXPECT_DOUBLE_EQ(a.memory_bandwidth_Bps, 4.0e12);
+  PcieProfile p = fit_pcie(r);
+  EXPECT_NEAR(p.bandwidth_Bps, kPinned, 1e-6 * kPinned);
+  EXPECT_NEAR(p.latency_s, kCopyLatency, 1e-9);
+  EXPECT_NEAR(p.pageable_factor, kPageable / kPinned, 1e-6);
+  EXPECT_NEAR(p.d2h_bandwidth_Bps, kPinned, 1e-6 * kPinned);
+}
+
+TEST(ValidateGpuPath, TheProfileIsAnAcceleratorPresetAndAGpuJobSimulatesToItsClosedForm) {
+  const Profile p = gpu_profile();
+  const std::string path = temp_path("mlsim-gpu-profile-");
+  write_profile(p, path);
+  const Profile back = read_profile(path);
+  ASSERT_TRUE(back.accelerator.has_value());
+  ASSERT_TRUE(back.pcie.has_value());
+
+  // The accelerator section parses as a preset of the simulator's accelerator model.
+  mlsim::AcceleratorSpec acc = mlsim::parse_accelerator(mlsim::ConfigNode::load_file(path).child("accelerator"));
+  ASSERT_TRUE(acc.matrix_peak.count(mlsim::DType::fp16));
+  const double peak16 = acc.matrix_peak.at(mlsim::DType::fp16).value();
+  EXPECT_NEAR(peak16, 742e12, 742e12 * 1e-3);
+
+  // The validate GPU job: per step a pageable copy of the batch, then `layers` fp16 GEMMs of n^3.
+  JobConfig cfg;
+  cfg.gpu = true;
+  cfg.loader_threads = 2;
+  cfg.prefetch_depth = 2;
+  cfg.consumer = "heavy";
+  cfg.consumer_layers = 96;
+  cfg.gemm_n = 4096;
+  JobInputs in;
+  in.files = {"a.jpg", "b.jpg"};
+  in.mean_bytes = 1e5;
+  in.mean_pixels = 1.875e5;
+  Prediction pred = mlsim_simulator_predictor(back, path, RunLength{5, 40})(cfg, in);
+  std::filesystem::remove(path);
+
+  const double batch_bytes = 16.0 * 3 * 224 * 224 * 4;
+  // Pageable: staged through the RAM bus (10 GB/s), then over PCIe (50 GB/s after its latency).
+  const double copy = batch_bytes / 10e9 + kCopyLatency + batch_bytes / kPinned;
+  const double device = 96 * (2.0 * 4096.0 * 4096.0 * 4096.0 / peak16 + kLaunch);
+  EXPECT_NEAR(pred.step_time_s, copy + device, 0.02 * (copy + device));
+  EXPECT_NEAR(pred.throughput, 16 / (copy + device), 0.02 * 16 / (copy + device));
+  EXPECT_LT(pred.stall, 0.02); // the loader (1.6 ms of CPU per batch) keeps ahead
+}
