@@ -6,6 +6,7 @@
 // itself (the CUDA kernels) is CalibrateGpu.MeasuresOrSkipsCleanly.
 #include "sim/core/config_node.hpp"
 #include "sim/hardware/accelerator.hpp"
+#include "sim/validate/gpu/gpu_results_json.hpp"
 #include "sim/validate/gpu_profile.hpp"
 #include "sim/validate/scenario_yaml.hpp"
 
@@ -13,8 +14,11 @@
 
 #include <unistd.h>
 
+#include <sys/wait.h>
+
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 
 using namespace mlsim::validate;
 
@@ -132,4 +136,58 @@ TEST(ValidateGpuPath, TheProfileIsAnAcceleratorPresetAndAGpuJobSimulatesToItsClo
   EXPECT_NEAR(pred.step_time_s, copy + device, 0.02 * (copy + device));
   EXPECT_NEAR(pred.throughput, 16 / (copy + device), 0.02 * 16 / (copy + device));
   EXPECT_LT(pred.stall, 0.02); // the loader (1.6 ms of CPU per batch) keeps ahead
+}
+
+TEST(ValidateGpuPath, MeasurementsMadeElsewhereRoundTripThroughTheirJson) {
+  const GpuBenchResult r = synthetic_h200();
+  const std::string path = temp_path("mlsim-gpu-results-");
+  {
+    std::ofstream out(path);
+    write_gpu_results_json(r, out);
+  }
+  const GpuBenchResult back = read_gpu_results_json(path);
+  std::filesystem::remove(path);
+  EXPECT_EQ(back.info.name, r.info.name);
+  EXPECT_DOUBLE_EQ(back.info.memory_bytes, r.info.memory_bytes);
+  EXPECT_DOUBLE_EQ(back.hbm_Bps, r.hbm_Bps);
+  EXPECT_DOUBLE_EQ(back.launch_overhead_s, r.launch_overhead_s);
+  ASSERT_EQ(back.gemm.size(), r.gemm.size());
+  for (size_t i = 0; i < r.gemm.size(); ++i) {
+    EXPECT_EQ(back.gemm[i].dtype, r.gemm[i].dtype);
+    EXPECT_EQ(back.gemm[i].m, r.gemm[i].m);
+    EXPECT_NEAR(back.gemm[i].seconds, r.gemm[i].seconds, 1e-8 * r.gemm[i].seconds); // 9 significant digits
+  }
+  ASSERT_EQ(back.h2d_pageable.size(), r.h2d_pageable.size());
+  EXPECT_NEAR(back.h2d_pageable.back().seconds, r.h2d_pageable.back().seconds, 1e-8 * r.h2d_pageable.back().seconds);
+}
+
+TEST(ValidateGpuPath, CalibrateFitsMeasurementsMadeElsewhere) {
+  const std::string results = temp_path("mlsim-gpu-results-cli-"), profile = temp_path("mlsim-gpu-only-profile-");
+  {
+    std::ofstream out(results);
+    write_gpu_results_json(synthetic_h200(), out);
+  }
+  auto calibrate = [&](const std::string& file) {
+    std::filesystem::remove(profile);
+    int rc = std::system((std::string(MLSIM_BINARY) + " calibrate --gpu-results " + file + " --out " + profile +
+                          " > /dev/null 2>&1").c_str());
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  };
+  ASSERT_EQ(calibrate(results), 0);
+  mlsim::ConfigNode root = mlsim::ConfigNode::load_file(profile);
+  EXPECT_FALSE(root.child("cpu").defined()); // nothing of this host
+  mlsim::AcceleratorSpec acc = mlsim::parse_accelerator(root.child("accelerator"));
+  EXPECT_NEAR(acc.matrix_peak.at(mlsim::DType::bf16).value(), 735e12, 735e12 * 1e-3);
+  EXPECT_NEAR(acc.vector_peak.at(mlsim::DType::fp32).value(), 50e12, 50e12 * 1e-3);
+  EXPECT_EQ(root.child("calibration").get_string("mode"), "gpu-results");
+
+  // A file that is not mlsim-gpu-measure's output: exit 2, and no profile.
+  {
+    std::ofstream out(results);
+    out << "{\"format\": \"something else\"}";
+  }
+  EXPECT_EQ(calibrate(results), 2);
+  EXPECT_FALSE(std::filesystem::exists(profile));
+  EXPECT_EQ(calibrate(results + ".missing"), 2);
+  std::filesystem::remove(results);
 }

@@ -1,7 +1,9 @@
 #include "sim/validate/calibrate.hpp"
 
+#include "sim/core/errors.hpp"
 #include "sim/validate/calib_dataset.hpp"
 #include "sim/validate/gpu/gpu_bench.hpp"
+#include "sim/validate/gpu/gpu_results_json.hpp"
 #include "sim/validate/gpu_profile.hpp"
 #include "sim/validate/host_bench.hpp"
 #include "sim/validate/in_loader_bench.hpp"
@@ -68,6 +70,22 @@ void print_stages(const Profile& p, std::ostream& log) {
                c.all_cores_efficiency, c.in_loader_factor > 0 ? fmt::format("{:.2f}", c.in_loader_factor) : "-",
                typical > 0 ? fmt::format("{:.1f}", typical * 1e6) : "-");
   }
+}
+
+// The accelerator and PCIe sections from GPU measurements, and what they say.
+void add_gpu(Profile& p, const GpuBenchResult& r, std::ostream& log) {
+  p.meta.gpu = r.info.name;
+  p.meta.driver = r.info.driver;
+  p.accelerator = fit_accelerator(r);
+  p.pcie = fit_pcie(r);
+  fmt::print(log, "  GPU {} ({}): HBM copy {:.0f} GB/s, cast fp32->fp16 {:.0f} GB/s, launch {:.2f} us\n", r.info.name,
+             r.info.driver, r.hbm_Bps / 1e9, r.cast_f32_f16_Bps / 1e9, r.launch_overhead_s * 1e6);
+  for (const auto& c : p.accelerator->gemm)
+    fmt::print(log, "    GEMM {}: peak {:.1f} TFLOP/s, half-efficiency size {:.0f}, R^2 {:.3f}, misaligned x{:.2f}\n",
+               c.dtype, c.peak_flops / 1e12, c.s_half, c.r2, c.misaligned_factor);
+  fmt::print(log, "    PCIe H2D pinned {:.1f} GB/s + {:.1f} us, pageable factor {:.2f}, D2H {:.1f} GB/s\n",
+             p.pcie->bandwidth_Bps / 1e9, p.pcie->latency_s * 1e6, p.pcie->pageable_factor,
+             p.pcie->d2h_bandwidth_Bps / 1e9);
 }
 } // namespace
 
@@ -153,21 +171,24 @@ Profile run_calibration(const CalibrateOptions& opt, std::ostream& log) {
     p.meta.gpu_note = gpu.reason;
     fmt::print(log, "  GPU: none ({}); CPU profile only\n", gpu.reason);
   } else {
-    GpuBenchResult r = run_gpu_bench(reps, opt.quick);
-    p.meta.gpu = gpu.name;
-    p.meta.driver = gpu.driver;
-    p.accelerator = fit_accelerator(r);
-    p.pcie = fit_pcie(r);
-    fmt::print(log, "  GPU {} ({}): HBM copy {:.0f} GB/s, cast fp32->fp16 {:.0f} GB/s, launch {:.2f} us\n", gpu.name,
-               gpu.driver, r.hbm_Bps / 1e9, r.cast_f32_f16_Bps / 1e9, r.launch_overhead_s * 1e6);
-    for (const auto& c : p.accelerator->gemm)
-      fmt::print(log, "    GEMM {}: peak {:.1f} TFLOP/s, half-efficiency size {:.0f}, R^2 {:.3f}, misaligned x{:.2f}\n",
-                 c.dtype, c.peak_flops / 1e12, c.s_half, c.r2, c.misaligned_factor);
-    fmt::print(log, "    PCIe H2D pinned {:.1f} GB/s + {:.1f} us, pageable factor {:.2f}, D2H {:.1f} GB/s\n",
-               p.pcie->bandwidth_Bps / 1e9, p.pcie->latency_s * 1e6, p.pcie->pageable_factor,
-               p.pcie->d2h_bandwidth_Bps / 1e9);
+    add_gpu(p, run_gpu_bench(reps, opt.quick), log);
   }
   p.meta.duration_s = now_s() - t_start;
+  return p;
+}
+
+Profile profile_from_gpu_results(const std::string& path, std::ostream& log) {
+  const GpuBenchResult r = read_gpu_results_json(path);
+  Profile p;
+  p.host_measured = false;
+  p.meta.host = "(GPU measured elsewhere: " + path + ")";
+  p.meta.date = utc_now();
+  p.meta.mode = "gpu-results";
+  p.meta.repetitions = r.reps;
+  fmt::print(log, "mlsim calibrate: GPU measurements from {} ({} repetitions)\n", path, r.reps);
+  add_gpu(p, r, log);
+  if (p.accelerator->gemm.empty())
+    throw InputError(path, "gemm", "GEMM timings of at least one dtype at aligned sizes", "none");
   return p;
 }
 

@@ -32,4 +32,8 @@ std::string host_name();
 // std::runtime_error when the GPU is required and absent.
 Profile run_calibration(const CalibrateOptions& opt, std::ostream& log);
 
+// A profile of a GPU measured on another host (mlsim-gpu-measure's JSON, gpu_results_json.hpp): the
+// accelerator and PCIe sections only (Profile::host_measured false). InputError on a bad file.
+Profile profile_from_gpu_results(const std::string& path, std::ostream& log);
+
 } // namespace mlsim::validate

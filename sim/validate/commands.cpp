@@ -34,7 +34,7 @@ struct TempFile {
 
 void add_calibrate_command(CLI::App& app, CommandStatus& status) {
   struct Args {
-    std::string out, gpu = "auto", cache_dir;
+    std::string out, gpu = "auto", cache_dir, gpu_results;
     bool quick = false;
     int reps = 0;
   };
@@ -53,7 +53,18 @@ void add_calibrate_command(CLI::App& app, CommandStatus& status) {
   cmd->add_option("--cache-dir", args->cache_dir,
                   "where the calibration images and disk probe go (default $MLSIM_CALIB_DIR, "
                   "$XDG_CACHE_HOME/mlsim/calib or /tmp/mlsim-calib)");
+  cmd->add_option("--gpu-results", args->gpu_results,
+                  "measure nothing here: fit GPU measurements made on another host by mlsim-gpu-measure (JSON) and "
+                  "write a profile with their accelerator and PCIe sections only");
   cmd->callback([args, &status] {
+    if (!args->gpu_results.empty()) { // InputError (exit 2) on a bad file
+      validate::Profile p = validate::profile_from_gpu_results(args->gpu_results, std::cout);
+      const std::string out = args->out.empty() ? "profiles/gpu.yaml" : args->out;
+      validate::write_profile(p, out);
+      fmt::print("profile written to {}; use it in a scenario with `accelerators: {{preset: {}, count: N}}`\n", out,
+                 out);
+      return;
+    }
     validate::CalibrateOptions opt;
     opt.quick = args->quick;
     opt.reps = args->reps;

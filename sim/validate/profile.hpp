@@ -113,6 +113,7 @@ struct ProfileMeta {
 
 struct Profile {
   ProfileMeta meta;
+  bool host_measured = true; // false: only a GPU measured elsewhere (no cpu, ram, disk sections)
   CpuProfile cpu;
   RamProfile ram;
   DiskProfile disk;

@@ -101,12 +101,8 @@ PcieSchema pcie_schema_for(double bandwidth_Bps) {
   return s;
 }
 
-std::string profile_to_yaml(const Profile& p) {
-  YAML::Emitter y;
-  y.SetDoublePrecision(4);
-  y << YAML::Comment("mlsim hardware profile measured by `mlsim calibrate`; same schema as sim/hardware/presets");
-  y << YAML::BeginMap;
-
+// The cpu, ram and disk sections (a host calibrated here).
+static void host_sections(YAML::Emitter& y, const Profile& p) {
   y << YAML::Key << "cpu" << YAML::Value << YAML::BeginMap;
   y << YAML::Key << "cores" << YAML::Value << p.cpu.cores;
   y << YAML::Key << "core_speed" << YAML::Value << round4(p.cpu.core_speed);
@@ -135,6 +131,56 @@ std::string profile_to_yaml(const Profile& p) {
   y << YAML::Key << "random_read_iops" << YAML::Value << std::round(p.disk.random_read_iops);
   y << YAML::Key << "latency" << YAML::Value << seconds(p.disk.latency_s);
   y << YAML::EndMap;
+
+}
+
+// The host's measurement details under `calibration:` (no preset field holds these).
+static void host_calibration(YAML::Emitter& y, const Profile& p) {
+  y << YAML::Key << "ram" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  y << YAML::Key << "bandwidth_all_cores" << YAML::Value << rate(p.ram.bandwidth_all_cores_Bps);
+  y << YAML::Key << "spread" << YAML::Value << round4(p.ram.spread) << YAML::EndMap;
+  y << YAML::Key << "disk" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  y << YAML::Key << "measured_path" << YAML::Value << p.disk.measured_path;
+  y << YAML::Key << "spread" << YAML::Value << round4(p.disk.spread) << YAML::EndMap;
+  y << YAML::Key << "stage_fits" << YAML::Value << YAML::BeginMap;
+  for (const auto& [name, c] : p.cpu.stage_costs) {
+    y << YAML::Key << name << YAML::Value << YAML::Flow << YAML::BeginMap;
+    y << YAML::Key << "regressor" << YAML::Value << c.regressor;
+    y << YAML::Key << "points" << YAML::Value << c.points;
+    y << YAML::Key << "max_rel_residual" << YAML::Value << round4(c.max_rel_residual);
+    y << YAML::Key << "all_cores_efficiency" << YAML::Value << round4(c.all_cores_efficiency);
+    y << YAML::Key << "context" << YAML::Value << c.context;
+    if (c.in_loader_factor > 0)
+      y << YAML::Key << "in_loader_factor" << YAML::Value << round4(c.in_loader_factor);
+    if (c.per_file_s > 0)
+      y << YAML::Key << "per_file" << YAML::Value << seconds(c.per_file_s);
+    y << YAML::EndMap;
+  }
+  y << YAML::EndMap;
+  // Host compute (the CPU consumer of validate): cost = per_call + per_flop * FLOP, one core.
+  y << YAML::Key << "host_compute" << YAML::Value << YAML::BeginMap;
+  for (const auto& [name, c] : p.cpu.stage_costs)
+    if (is_host_compute(c)) {
+      y << YAML::Key << name << YAML::Value << YAML::Flow << YAML::BeginMap;
+      y << YAML::Key << "per_call" << YAML::Value << seconds(c.per_sample_s);
+      y << YAML::Key << "per_flop" << YAML::Value << seconds(c.per_flop_s);
+      y << YAML::Key << "rate" << YAML::Value << flops(1.0 / c.per_flop_s);
+      y << YAML::Key << "r2" << YAML::Value << round4(c.r2);
+      y << YAML::Key << "reps" << YAML::Value << c.reps;
+      y << YAML::Key << "spread" << YAML::Value << round4(c.spread);
+      y << YAML::EndMap;
+    }
+  y << YAML::EndMap;
+}
+
+std::string profile_to_yaml(const Profile& p) {
+  YAML::Emitter y;
+  y.SetDoublePrecision(4);
+  y << YAML::Comment("mlsim hardware profile measured by `mlsim calibrate`; same schema as sim/hardware/presets");
+  y << YAML::BeginMap;
+
+  if (p.host_measured)
+    host_sections(y, p);
 
   if (p.pcie) { // the preset schema (generation, lanes, efficiency); the measured figures go under calibration
     const PcieSchema s = pcie_schema_for(p.pcie->bandwidth_Bps);
@@ -180,41 +226,8 @@ std::string profile_to_yaml(const Profile& p) {
   y << YAML::Key << "repetitions" << YAML::Value << m.repetitions;
   y << YAML::Key << "load_average" << YAML::Value << round4(m.load_average);
   y << YAML::Key << "duration" << YAML::Value << seconds(m.duration_s);
-  y << YAML::Key << "ram" << YAML::Value << YAML::Flow << YAML::BeginMap;
-  y << YAML::Key << "bandwidth_all_cores" << YAML::Value << rate(p.ram.bandwidth_all_cores_Bps);
-  y << YAML::Key << "spread" << YAML::Value << round4(p.ram.spread) << YAML::EndMap;
-  y << YAML::Key << "disk" << YAML::Value << YAML::Flow << YAML::BeginMap;
-  y << YAML::Key << "measured_path" << YAML::Value << p.disk.measured_path;
-  y << YAML::Key << "spread" << YAML::Value << round4(p.disk.spread) << YAML::EndMap;
-  y << YAML::Key << "stage_fits" << YAML::Value << YAML::BeginMap;
-  for (const auto& [name, c] : p.cpu.stage_costs) {
-    y << YAML::Key << name << YAML::Value << YAML::Flow << YAML::BeginMap;
-    y << YAML::Key << "regressor" << YAML::Value << c.regressor;
-    y << YAML::Key << "points" << YAML::Value << c.points;
-    y << YAML::Key << "max_rel_residual" << YAML::Value << round4(c.max_rel_residual);
-    y << YAML::Key << "all_cores_efficiency" << YAML::Value << round4(c.all_cores_efficiency);
-    y << YAML::Key << "context" << YAML::Value << c.context;
-    if (c.in_loader_factor > 0)
-      y << YAML::Key << "in_loader_factor" << YAML::Value << round4(c.in_loader_factor);
-    if (c.per_file_s > 0)
-      y << YAML::Key << "per_file" << YAML::Value << seconds(c.per_file_s);
-    y << YAML::EndMap;
-  }
-  y << YAML::EndMap;
-  // Host compute (the CPU consumer of validate): cost = per_call + per_flop * FLOP, one core.
-  y << YAML::Key << "host_compute" << YAML::Value << YAML::BeginMap;
-  for (const auto& [name, c] : p.cpu.stage_costs)
-    if (is_host_compute(c)) {
-      y << YAML::Key << name << YAML::Value << YAML::Flow << YAML::BeginMap;
-      y << YAML::Key << "per_call" << YAML::Value << seconds(c.per_sample_s);
-      y << YAML::Key << "per_flop" << YAML::Value << seconds(c.per_flop_s);
-      y << YAML::Key << "rate" << YAML::Value << flops(1.0 / c.per_flop_s);
-      y << YAML::Key << "r2" << YAML::Value << round4(c.r2);
-      y << YAML::Key << "reps" << YAML::Value << c.reps;
-      y << YAML::Key << "spread" << YAML::Value << round4(c.spread);
-      y << YAML::EndMap;
-    }
-  y << YAML::EndMap;
+  if (p.host_measured)
+    host_calibration(y, p);
   if (p.pcie) {
     y << YAML::Key << "pcie" << YAML::Value << YAML::Flow << YAML::BeginMap;
     y << YAML::Key << "bandwidth" << YAML::Value << rate(p.pcie->bandwidth_Bps);

@@ -1,0 +1,73 @@
+#include "sim/validate/gpu/gpu_results_json.hpp"
+
+#include "sim/core/errors.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+namespace mlsim::validate {
+
+GpuBenchResult read_gpu_results_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    throw InputError(path, "", "a readable file of GPU measurements (mlsim-gpu-measure's output)", "no such file");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path, "", "JSON written by mlsim-gpu-measure", std::string("invalid JSON: ") + e.what());
+  }
+  // `where`: the dotted path of `obj` in the file ("gpu.", "gemm.3."), for the messages.
+  auto need = [&](const nlohmann::json& obj, const char* key, const char* what,
+                  const std::string& where = "") -> const nlohmann::json& {
+    if (!obj.is_object() || !obj.contains(key))
+      throw InputError(path, where + key, what, "nothing");
+    return obj.at(key);
+  };
+  auto number = [&](const nlohmann::json& obj, const char* key, const std::string& where = "") {
+    const auto& v = need(obj, key, "a number", where);
+    if (!v.is_number())
+      throw InputError(path, where + key, "a number", v.dump());
+    return v.get<double>();
+  };
+  if (j.value("format", std::string()) != kGpuResultsFormat)
+    throw InputError(path, "format", std::string("\"") + kGpuResultsFormat + "\"",
+                     j.contains("format") ? j["format"].dump() : "nothing");
+  GpuBenchResult r;
+  const auto& gpu = need(j, "gpu", "an object {name, driver, memory_bytes}");
+  r.info.available = true;
+  r.info.name = gpu.value("name", std::string());
+  r.info.driver = gpu.value("driver", std::string());
+  r.info.memory_bytes = number(gpu, "memory_bytes", "gpu.");
+  r.reps = static_cast<int>(number(j, "reps"));
+  r.hbm_Bps = number(j, "hbm_Bps");
+  r.cast_f32_f16_Bps = number(j, "cast_f32_f16_Bps");
+  r.cast_f16_f32_Bps = number(j, "cast_f16_f32_Bps");
+  r.launch_overhead_s = number(j, "launch_overhead_s");
+  size_t i = 0;
+  for (const auto& g : need(j, "gemm", "a list of GEMM timings")) {
+    const std::string at = "gemm." + std::to_string(i++) + ".";
+    GemmPoint p;
+    p.dtype = g.value("dtype", std::string());
+    p.m = static_cast<int>(number(g, "m", at));
+    p.n = static_cast<int>(number(g, "n", at));
+    p.k = static_cast<int>(number(g, "k", at));
+    p.seconds = number(g, "seconds", at);
+    p.spread = g.value("spread", 0.0);
+    if (!(p.seconds > 0) || p.m <= 0 || p.n <= 0 || p.k <= 0)
+      throw InputError(path, at.substr(0, at.size() - 1), "positive dims and time", g.dump());
+    r.gemm.push_back(p);
+  }
+  for (auto [key, list] : {std::pair{"h2d_pinned", &r.h2d_pinned}, std::pair{"h2d_pageable", &r.h2d_pageable},
+                           std::pair{"d2h_pinned", &r.d2h_pinned}}) {
+    i = 0;
+    for (const auto& c : need(j, key, "a list of copy timings")) {
+      const std::string at = std::string(key) + "." + std::to_string(i++) + ".";
+      list->push_back({number(c, "bytes", at), number(c, "seconds", at)});
+    }
+  }
+  return r;
+}
+
+} // namespace mlsim::validate
