@@ -4,10 +4,11 @@
 // gpu_bench.cu (toolkit present) measures with CUDA events and cuBLAS:
 //   GEMM throughput per dtype (fp32 on CUDA cores, tf32, fp16 and bf16 on
 //   tensor cores, fp32 accumulate) over square and rectangular shapes, aligned
-//   to 8 and misaligned; a float4 copy kernel -> HBM bandwidth (bytes read +
-//   written); fp32<->fp16 cast kernels; cudaMemcpy host<->device, pinned and
-//   pageable, 4 KiB .. 256 MiB -> PCIe latency and bandwidth; back-to-back
-//   empty-kernel launches -> launch overhead.
+//   to 8 and misaligned, on pseudo-random operands (all-zero ones run faster);
+//   a float4 copy kernel -> HBM bandwidth (bytes read + written); fp32<->fp16
+//   cast kernels; cudaMemcpy host<->device, pinned and pageable,
+//   4 KiB .. 256 MiB -> PCIe latency and bandwidth; back-to-back empty-kernel
+//   launches -> launch overhead.
 // gpu_bench_nocuda.cpp (no toolkit) says "built without CUDA".
 // Ignores: multiple GPUs (device 0 only), clocks and power states, MIG.
 #pragma once
