@@ -66,8 +66,6 @@ void CpuScheduler::core_ran_dry(size_t core) {
   }
 }
 
-int CpuScheduler::busy_cores() const { return busy_; }
-
 size_t CpuScheduler::place(long actor) {
   auto last = last_core_.find(actor);
   size_t best = 0;

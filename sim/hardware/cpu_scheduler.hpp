@@ -51,7 +51,6 @@ public:
   // Runs `work` (kWorkPerSecond units per reference core-second) for the calling actor; returns when done.
   void run(double work);
 
-  int busy_cores() const;
 
 private:
   struct Core {
