@@ -24,7 +24,10 @@ std::string default_cache_dir() {
 
 std::vector<std::string> mate_photo_sources() {
   std::vector<std::string> out;
-  const fs::path root = "/usr/share/backgrounds/mate";
+  // MLSIM_PHOTO_DIR: another folder of JPEG photos (a machine without the package, e.g. a GPU host
+  // given a few photos with the binary).
+  const char* env = std::getenv("MLSIM_PHOTO_DIR");
+  const fs::path root = env && *env ? fs::path(env) : fs::path("/usr/share/backgrounds/mate");
   std::error_code ec;
   if (!fs::is_directory(root, ec))
     return out;

@@ -32,7 +32,8 @@ struct CalibSetOptions {
 
 // $MLSIM_CALIB_DIR, else $XDG_CACHE_HOME/mlsim/calib, else /tmp/mlsim-calib.
 std::string default_cache_dir();
-// The mate-backgrounds JPEG photos, smallest file first (empty if the package is absent).
+// The mate-backgrounds JPEG photos (or those under $MLSIM_PHOTO_DIR), smallest file first; empty if
+// there are none.
 std::vector<std::string> mate_photo_sources();
 // Builds (or reuses) the set; throws std::runtime_error if there are no sources.
 std::vector<CalibImage> build_calib_set(const CalibSetOptions& opt);
