@@ -36,12 +36,12 @@ std::vector<double> run_pieces(const CpuSpec& cpu, const std::vector<Piece>& pie
   engine->run();
   return end;
 }
-CpuSpec cpu(int cores, CpuScheduling s, double efficiency = 1.0, double balance_interval_s = 0.0) {
+CpuSpec cpu(int cores, CpuScheduling s, double efficiency = 1.0, double balance_delay_s = 0.0) {
   CpuSpec c;
   c.cores = cores;
   c.scheduling = s;
   c.all_cores_efficiency = efficiency;
-  c.balance_interval = Seconds(balance_interval_s);
+  c.balance_delay = Seconds(balance_delay_s);
   return c;
 }
 } // namespace
@@ -75,8 +75,8 @@ TEST(CpuScheduler, AnIdleCoreTakesTheLatestQueuedPieceWithItsRemainingWork) {
   EXPECT_NEAR(end[2], 4.5, 1e-9);
 }
 
-TEST(CpuScheduler, ADryCoreWaitsForTheBalancingTick) {
-  // As above with a balancing tick of 0.25 s: core 1 runs dry at t = 1 and takes piece 2 at t = 1.25,
+TEST(CpuScheduler, ADryCoreWaitsTheBalanceDelay) {
+  // As above with a balance delay of 0.25 s: core 1 runs dry at t = 1 and takes piece 2 at t = 1.25,
   // when it has 4 - 1.25 / 2 = 3.375 s left; piece 0, alone from then with as much left, ends with it.
   std::vector<double> end = run_pieces(cpu(2, CpuScheduling::per_core, 1.0, 0.25), {{0, 4}, {0, 1}, {0, 4}});
   EXPECT_NEAR(end[1], 1.0, 1e-9);
@@ -84,11 +84,13 @@ TEST(CpuScheduler, ADryCoreWaitsForTheBalancingTick) {
   EXPECT_NEAR(end[2], 1.25 + 3.375, 1e-9);
 }
 
-TEST(CpuScheduler, BalancingTicksAreMultiplesOfTheInterval) {
-  // A core that runs dry at t = 0.3 waits for the tick at 0.5: piece 2 has 4 - 0.25 left then.
+TEST(CpuScheduler, TheDelayCountsFromWhenTheCoreRanDry) {
+  // Core 1 runs dry at t = 0.3 and takes piece 2 at 0.8 (delay 0.5), when it has 4 - 0.8 / 2 = 3.6 s left;
+  // piece 0, alone from then with as much left, ends with it at 4.4.
   std::vector<double> end = run_pieces(cpu(2, CpuScheduling::per_core, 1.0, 0.5), {{0, 4}, {0, 0.3}, {0, 4}});
   EXPECT_NEAR(end[1], 0.3, 1e-9);
-  EXPECT_NEAR(end[0], 0.5 + (4 - 0.25), 1e-9);
+  EXPECT_NEAR(end[0], 0.8 + 3.6, 1e-9);
+  EXPECT_NEAR(end[2], 0.8 + 3.6, 1e-9);
 }
 
 TEST(CpuScheduler, CoRunningSlowdownFollowsTheBusyCores) {

@@ -79,8 +79,8 @@ TEST(ValidateSimulator, HeavyConsumerNeverWaits) {
 TEST(ValidateSimulator, ThreeThreadsShareTwoCores) {
   // Two loaders (40 ms of CPU per batch) and the consumer (10 ms per step) on two cores, in steady state
   // (a long run). The cores bound it: 50 ms of CPU per batch on 2 cores, a batch per 25 ms at best; a
-  // core that runs dry waits at most one balancing tick (4 ms, cpu_scheduler.hpp) for queued work, once
-  // per batch at most: a batch per 29 ms at worst. The consumer computes 10 ms (a core to itself) to
+  // core that runs dry waits the balance delay (4 ms by default, cpu_scheduler.hpp) for queued work,
+  // once per batch at most: a batch per 29 ms at worst. The consumer computes 10 ms (a core to itself) to
   // 20 ms (sharing one with a loader) per step, so the stall lies in [1 - 20/25, 1 - 10/29]. (A fair
   // pool would give it 2/3 of a core throughout: 15 ms, stall 0.4.)
   Prediction p = simulate(cfg(2, 1), inputs(), RunLength{20, 300});

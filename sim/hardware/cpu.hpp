@@ -67,9 +67,9 @@ struct CpuSpec {
   FlopsPerSec core_flops{32e9};
   std::map<std::string, StageCost> stage_costs; // from calibration profiles
   CpuScheduling scheduling = CpuScheduling::per_core; // `scheduler: per_core | fair`
-  // per_core: how long a core that ran dry waits, at most, to take queued work from a busier core (the
-  // balancing tick; cpu_scheduler.hpp). 0: at once.
-  Seconds balance_interval{4e-3};
+  // per_core: how long after running dry a core takes queued work from a busier one (cpu_scheduler.hpp;
+  // mlsim calibrate measures it). 0: at once.
+  Seconds balance_delay{4e-3};
 };
 
 CpuSpec parse_cpu(const ConfigNode& node);

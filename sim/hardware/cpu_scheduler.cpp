@@ -33,37 +33,36 @@ CpuScheduler::CpuScheduler(sg4::NetZone* zone, sg4::Host* pool, const CpuSpec& s
     c.host = zone->create_host(pool->get_name() + ".core" + std::to_string(i), speeds)->seal();
     cores_.push_back(c);
   }
-  if (spec_.cores > 1 && spec_.balance_interval.value() > 0) {
-    balance_request_ = sg4::Semaphore::create(0);
-    sg4::Actor::create(pool->get_name() + ".balancer", pool, [this] { balance_loop(); })->daemonize();
-  }
 }
 
-void CpuScheduler::balance_loop() {
-  const double tick = spec_.balance_interval.value();
+void CpuScheduler::pull_loop(size_t core) {
   for (;;) {
-    balance_request_->acquire();
-    sg4::this_actor::sleep_until((std::floor(sg4::Engine::get_clock() / tick + 1e-9) + 1.0) * tick);
-    balance_requested_ = false;
-    for (size_t i = 0; i < cores_.size(); ++i)
-      if (cores_[i].queue.empty())
-        balance_into(i);
+    cores_[core].ran_dry->acquire();
+    sg4::this_actor::sleep_for(spec_.balance_delay.value());
+    cores_[core].pull_pending = false;
+    if (cores_[core].queue.empty())
+      balance_into(core);
     set_speed_state();
   }
 }
 
 void CpuScheduler::core_ran_dry(size_t core) {
-  if (!balance_request_) { // no delay: the core takes a queued piece at once
+  if (!(spec_.balance_delay.value() > 0)) { // the core takes a queued piece at once
     balance_into(core);
     return;
   }
   bool queued = false;
   for (const auto& c : cores_)
     queued = queued || c.queue.size() >= 2;
-  if (queued && !balance_requested_) {
-    balance_requested_ = true;
-    balance_request_->release();
+  Core& c = cores_[core];
+  if (!queued || c.pull_pending)
+    return;
+  c.pull_pending = true;
+  if (!c.ran_dry) { // the core's puller, started the first time it is needed
+    c.ran_dry = sg4::Semaphore::create(0);
+    sg4::Actor::create(c.host->get_name() + ".pull", pool_, [this, core] { pull_loop(core); })->daemonize();
   }
+  c.ran_dry->release();
 }
 
 size_t CpuScheduler::place(long actor) {

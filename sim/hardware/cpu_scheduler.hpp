@@ -5,13 +5,14 @@
 //   core with the fewest pieces (the actor's last core on a tie, else the
 //   lowest index) and shares that core equally with them. A core that runs
 //   dry while another queues two or more takes the most recently queued piece
-//   of the busiest one at the next balancing tick: the first multiple of
-//   `balance_interval` (default 4 ms: one scheduler tick at CONFIG_HZ=250).
-//   Why not at once: Linux pulls work into a core that just went idle only
-//   when its recent idle periods average more than sched_migration_cost
-//   (0.5 ms); in a pipeline whose threads block and wake every few
-//   milliseconds they do not, and the periodic balancer (driven by the tick)
-//   moves the queued thread. balance_interval 0 models the immediate pull.
+//   of the busiest one `balance_delay` later (if it is still dry). Why not at
+//   once: Linux pulls work into a core that just went idle only when its
+//   recent idle periods average more than sched_migration_cost (0.5 ms); with
+//   CPU-bound threads they do not, and the periodic balancer (driven by the
+//   scheduler tick) moves the queued thread some ticks later. `mlsim
+//   calibrate` measures the delay (sim/validate/host_bench.hpp: median ~10 ms
+//   on the 2-core development VM, HZ 250); the default is 4 ms, one tick at
+//   HZ 250. balance_delay 0 models an immediate pull.
 //   Each core is its own one-core SimGrid host of speed v * e(B), B = busy
 //   cores of the node, e from cpu.hpp; a change of B switches every core's
 //   SimGrid pstate, so running work slows down or speeds up with its
@@ -25,9 +26,11 @@
 // thread of a 2-core VM at 50-52 % of a core next to two loader threads.
 // Both policies deliver the same total while every core is busy.
 // Ignores: the immediate pull after long idle periods (avg_idle above the
-// migration cost), wake-up latency (~45 us from an idle vCPU on the 2-core
-// VM), cache-hot checks, SMT, nice levels, NUMA; the co-running factor e is
-// read at the node level.
+// migration cost), the extra share Linux gives a thread waking from sleep on
+// a shared core (52-55 % instead of 50 % measured for validate's consumer),
+// wake-up latency (~45 us from an idle vCPU on the 2-core VM), cache-hot
+// checks, SMT, nice levels, NUMA; the co-running factor e is read at the
+// node level.
 #pragma once
 
 #include "sim/hardware/cpu.hpp"
@@ -56,21 +59,22 @@ private:
   struct Core {
     simgrid::s4u::Host* host = nullptr;
     std::vector<simgrid::s4u::ExecPtr> queue; // pieces placed here, oldest first
+    simgrid::s4u::SemaphorePtr ran_dry;       // wakes pull_loop (created with it, on the first need)
+    bool pull_pending = false;
   };
   void remove(const simgrid::s4u::Exec* exec, size_t& where);
   size_t place(long actor);
   void set_speed_state();
   void balance_into(size_t idle);
   void core_ran_dry(size_t core);
-  void balance_loop(); // the periodic balancer's actor
+  void pull_loop(size_t core); // the actor that fills `core` balance_delay after it ran dry
 
   simgrid::s4u::Host* pool_;
   CpuSpec spec_;
   std::vector<Core> cores_;
   std::map<long, size_t> last_core_; // actor id -> core it last ran on
   int busy_ = 0;
-  simgrid::s4u::SemaphorePtr balance_request_; // null: idle cores pull at once (balance_interval 0)
-  bool balance_requested_ = false;
+
   int levels_ = 1; // pstates per core host: e(1) .. e(levels)
 };
 

@@ -150,11 +150,11 @@ Profile run_calibration(const CalibrateOptions& opt, std::ostream& log) {
   fmt::print(log, "  host GEMM (Eigen, fp32, 1 thread): {:.2f} GFLOP/s asymptotic; fp16 emulation factor {:.1f}x\n",
              g.per_flop_s > 0 ? 1e-9 / g.per_flop_s : 0.0, p.cpu.fp16_emulation_factor);
 
-  p.cpu.balance_interval_s = kernel_tick_s();
-  if (p.cpu.balance_interval_s > 0)
-    fmt::print(log, "  scheduler tick (CONFIG_HZ of the running kernel): {:.2f} ms\n", p.cpu.balance_interval_s * 1e3);
-  else
-    fmt::print(log, "  scheduler tick: the kernel's configuration is not readable; scenarios keep the default\n");
+  if (const Timing b = measure_balance_delay(opt.quick ? 15 : 40, p.cpu.cores); b.reps > 0) {
+    p.cpu.balance_delay_s = b.median_s;
+    fmt::print(log, "  balance delay (a queued thread reaches a core that went idle): median {:.2f} ms over {} trials, "
+                    "spread {:.2f}\n", b.median_s * 1e3, b.reps, b.spread);
+  }
   p.ram = measure_ram(reps, p.cpu.cores);
   fmt::print(log, "  ram: {:.1f} GB, memcpy {:.2f} GB/s (1 thread), {:.2f} GB/s ({} threads)\n", p.ram.size_bytes / 1e9,
              p.ram.bandwidth_Bps / 1e9, p.ram.bandwidth_all_cores_Bps / 1e9, p.cpu.cores);

@@ -7,16 +7,15 @@
 #include <Eigen/Dense>
 
 #include <fcntl.h>
-#include <sys/utsname.h>
+#include <sched.h>
 #include <unistd.h>
-#include <zlib.h>
 
-#include <cstdlib>
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -122,32 +121,69 @@ StageCost measure_host_gemm(int reps, int cores, bool quick) {
   return measure_stage(spec, {reps, cores});
 }
 
-namespace {
-// CONFIG_HZ=<n> in a kernel configuration text; 0 if absent.
-double hz_in(const std::string& config) {
-  const std::string key = "\nCONFIG_HZ=";
-  const auto pos = ("\n" + config).find(key);
-  return pos == std::string::npos ? 0.0 : std::atof(config.c_str() + pos + key.size() - 1);
-}
-} // namespace
-
-double kernel_tick_s() {
-  std::string text;
-  if (gzFile f = gzopen("/proc/config.gz", "rb")) {
-    char buf[1 << 16];
-    for (int n; (n = gzread(f, buf, sizeof buf)) > 0;)
-      text.append(buf, static_cast<size_t>(n));
-    gzclose(f);
-  }
-  if (hz_in(text) <= 0) {
-    utsname u{};
-    if (uname(&u) == 0) {
-      std::ifstream in(std::string("/boot/config-") + u.release);
-      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+Timing measure_balance_delay(int trials, int cores) {
+  Timing t;
+  if (cores < 2)
+    return t;
+  // cores + 1 spinning threads: one core runs two of them, the others one each. A thread alone on its
+  // core, when asked, sleeps `hold`; the time until one of the others appears on that core is a trial.
+  constexpr double hold = 0.040;
+  const int n = cores + 1;
+  std::vector<std::atomic<int>> cpu_of(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i)
+    cpu_of[static_cast<size_t>(i)] = -2 - i;
+  std::atomic<bool> stop{false}, trial{false};
+  std::atomic<int> idle_cpu{-1}, done{0};
+  std::atomic<double> slept_at{0.0}, moved_at{0.0};
+  std::vector<double> delays;
+  std::mutex m;
+  auto spin = [&](int id) {
+    int last = -1;
+    while (!stop) {
+      const int c = sched_getcpu();
+      cpu_of[static_cast<size_t>(id)] = c;
+      if (c != last) {
+        if (c == idle_cpu.load() && slept_at.load() > 0 && moved_at.load() == 0)
+          moved_at = now_s();
+        last = c;
+      }
+      bool alone = true;
+      for (int j = 0; j < n; ++j)
+        alone = alone && (j == id || cpu_of[static_cast<size_t>(j)].load() != c);
+      bool expected = true;
+      if (alone && trial.compare_exchange_strong(expected, false)) {
+        moved_at = 0.0;
+        idle_cpu = c;
+        slept_at = now_s();
+        std::this_thread::sleep_for(std::chrono::duration<double>(hold));
+        const double moved = moved_at.load(), slept = slept_at.load();
+        {
+          std::lock_guard lock(m);
+          delays.push_back(moved > 0 ? std::min(hold, moved - slept) : hold);
+        }
+        slept_at = 0.0;
+        idle_cpu = -1;
+        ++done;
+      }
     }
+  };
+  std::vector<std::thread> threads;
+  for (int i = 0; i < n; ++i)
+    threads.emplace_back(spin, i);
+  const double start = now_s();
+  while (done < trials && now_s() - start < trials * 0.2) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(hold + 0.03));
+    trial = true;
   }
-  const double hz = hz_in(text);
-  return hz > 0 ? 1.0 / hz : 0.0;
+  stop = true;
+  for (auto& th : threads)
+    th.join();
+  if (!delays.empty()) {
+    t.median_s = median(delays);
+    t.spread = relative_spread(delays);
+    t.reps = static_cast<int>(delays.size());
+  }
+  return t;
 }
 
 } // namespace mlsim::validate

@@ -8,13 +8,17 @@
 //   latency = 1 / IOPS.
 // Host GEMM: Eigen float n x n x n products on one thread (the CPU validate
 //   consumer), fitted to time = a + b * FLOP.
-// Scheduler tick: 1 / CONFIG_HZ of the running kernel, read from its build
-//   configuration (/proc/config.gz, else /boot/config-<release>): the CPU's
-//   balance_interval (sim/hardware/cpu_scheduler.hpp).
+// Balance delay (cpu.balance_delay, sim/hardware/cpu_scheduler.hpp): cores + 1
+//   CPU-bound threads, so one core runs two; a thread alone on its core
+//   sleeps 40 ms and the time until the kernel moves one of the two waiting
+//   threads onto the idle core is one trial (40 ms if none moves); median
+//   over the trials. On the 2-core development VM (kernel 6.18, HZ 250):
+//   p10 ~1 ms, median ~10 ms, p90 ~12 ms.
 // Ignores: NUMA, transparent huge pages, queue depths > 1, write bandwidth.
 #pragma once
 
 #include "sim/validate/profile.hpp"
+#include "sim/validate/stats.hpp"
 
 #include <string>
 
@@ -23,8 +27,9 @@ namespace mlsim::validate {
 RamProfile measure_ram(int reps, int cores);
 DiskProfile measure_disk(const std::string& dir, int reps, bool quick);
 StageCost measure_host_gemm(int reps, int cores, bool quick);
-// 1 / CONFIG_HZ in seconds; 0 when the kernel's configuration cannot be read.
-double kernel_tick_s();
+// The kernel's delay in moving a queued thread to a core that went idle (median over `trials`); an
+// empty Timing on one core.
+Timing measure_balance_delay(int trials, int cores);
 // Runs one Eigen n x n x n float product; returns a value so the work is kept.
 float host_gemm_once(int n);
 

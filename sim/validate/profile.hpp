@@ -42,7 +42,7 @@ struct CpuProfile {
   // Per-core speed with every core busy / one core alone, in (0, 1]: the preset field
   // cpu.all_cores_efficiency (sim/hardware/cpu.hpp). 0: not set, derive it from the stage fits.
   double all_cores_efficiency = 0.0;
-  double balance_interval_s = 0.0; // the kernel's scheduler tick (cpu.balance_interval); 0: not known
+  double balance_delay_s = 0.0; // cpu.balance_delay, measured (host_bench.hpp); 0: not measured
   std::map<std::string, StageCost> stage_costs;
 };
 

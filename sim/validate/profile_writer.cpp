@@ -107,9 +107,9 @@ static void host_sections(YAML::Emitter& y, const Profile& p) {
   y << YAML::Key << "cores" << YAML::Value << p.cpu.cores;
   y << YAML::Key << "core_speed" << YAML::Value << round4(p.cpu.core_speed);
   y << YAML::Key << "fp16_emulation_factor" << YAML::Value << round4(p.cpu.fp16_emulation_factor);
-  // Per-core run queues balance at the kernel's tick (sim/hardware/cpu_scheduler.hpp).
-  if (p.cpu.balance_interval_s > 0)
-    y << YAML::Key << "balance_interval" << YAML::Value << seconds(p.cpu.balance_interval_s);
+  // How long the kernel leaves a core idle before it moves queued work there (cpu_scheduler.hpp).
+  if (p.cpu.balance_delay_s > 0)
+    y << YAML::Key << "balance_delay" << YAML::Value << seconds(p.cpu.balance_delay_s);
   // Co-running slowdown (sim/hardware/cpu.hpp); the per-stage figures stay under calibration.stage_fits.
   y << YAML::Key << "all_cores_efficiency" << YAML::Value << round4(cpu_all_cores_efficiency(p.cpu));
   // Host-placed ops run at core_flops on one core: the asymptotic single-thread Eigen GEMM rate.
