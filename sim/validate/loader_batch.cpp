@@ -17,7 +17,8 @@ LoaderBatch build_loader_batch(const std::vector<const std::string*>& files, int
     timing->samples.assign(files.size(), SampleStageTimes{});
   std::vector<const void*> ptrs;
   for (size_t j = 0; j < files.size(); ++j) {
-    double t[6];
+    constexpr size_t kStages = static_cast<size_t>(LoaderStage::count);
+    double t[kStages + 1]; // clock readings between the stages
     t[0] = clock();
     std::vector<uint8_t> bytes = read_file(*files[j]);
     t[1] = clock();
@@ -34,7 +35,7 @@ LoaderBatch build_loader_batch(const std::vector<const std::string*>& files, int
     t[5] = clock();
     ptrs.push_back(s.data());
     if (timing)
-      for (size_t k = 0; k < 5; ++k)
+      for (size_t k = 0; k < kStages; ++k)
         timing->samples[j][k] = t[k + 1] - t[k];
   }
   LoaderBatch b;

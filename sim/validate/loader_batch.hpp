@@ -20,8 +20,6 @@
 namespace mlsim::validate {
 
 enum class LoaderStage { read, decode, crop, flip, normalize, count };
-inline constexpr std::array<const char*, static_cast<size_t>(LoaderStage::count)> kLoaderStageNames = {
-    "read", "decode", "crop", "flip", "normalize"};
 
 // Thread CPU seconds of each stage of one sample (flip: 0 when not flipped).
 using SampleStageTimes = std::array<double, static_cast<size_t>(LoaderStage::count)>;
