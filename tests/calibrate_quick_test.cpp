@@ -1,5 +1,6 @@
 // The CPU calibration in quick mode on real photos: sane fits, a profile that
 // the hardware parsers accept and that reads back to the same numbers.
+#include "tests/test_support.hpp"
 #include "sim/core/config_node.hpp"
 #include "sim/hardware/cpu.hpp"
 #include "sim/hardware/disk.hpp"
@@ -150,7 +151,7 @@ TEST(CalibrateCli, GpuRequiredWithoutAGpuExitsTwo) {
     GTEST_SKIP() << "a GPU is present";
   const std::string out = (std::filesystem::temp_directory_path() / "mlsim-gpu-required.yaml").string();
   std::filesystem::remove(out);
-  int rc = std::system((std::string(MLSIM_BINARY) + " calibrate --quick --gpu required --out " + out +
+  int rc = std::system((mlsim::fixtures::mlsim_binary() + " calibrate --quick --gpu required --out " + out +
                         " > /dev/null 2>&1").c_str());
   ASSERT_TRUE(WIFEXITED(rc));
   EXPECT_EQ(WEXITSTATUS(rc), 2);

@@ -49,7 +49,7 @@ TEST(Case2DataService, MoreServiceWorkersNeverIncreaseTheStall) {
 // Right-sizing: `mlsim run` searches the worker count for a stall under 5 %; separate runs confirm it.
 TEST(Case2DataService, CoresNeededFindsTheSmallestWorkerCount) {
   std::string out = ::testing::TempDir() + "case2.json";
-  std::string cmd = std::string(MLSIM_BINARY) + " run " + source_path("scenarios/cases/case2-service.yaml") +
+  std::string cmd = mlsim::fixtures::mlsim_binary() + " run " + source_path("scenarios/cases/case2-service.yaml") +
                     " --quiet --no-recommendations --json " + out;
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   auto j = nlohmann::json::parse(std::ifstream(out));

@@ -11,7 +11,7 @@
 
 namespace {
 int run_cli(const std::string& args) {
-  int status = std::system((std::string(MLSIM_BINARY) + " " + args + " > /dev/null 2>&1").c_str());
+  int status = std::system((mlsim::fixtures::mlsim_binary() + " " + args + " > /dev/null 2>&1").c_str());
   return WEXITSTATUS(status);
 }
 std::string quickstart() { return mlsim::fixtures::source_path("scenarios/quickstart.yaml"); }

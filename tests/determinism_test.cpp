@@ -15,7 +15,7 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 int run_cli(const std::string& args) {
-  return std::system((std::string(MLSIM_BINARY) + " " + args + " > /dev/null 2>&1").c_str());
+  return std::system((mlsim::fixtures::mlsim_binary() + " " + args + " > /dev/null 2>&1").c_str());
 }
 } // namespace
 

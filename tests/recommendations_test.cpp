@@ -29,7 +29,7 @@ std::string quote(const std::string& s) {
 
 json run_json(const std::string& scenario, const std::vector<std::string>& overrides, bool recommendations) {
   std::string out = temp("run.json");
-  std::string cmd = std::string(MLSIM_BINARY) + " run " + scenario + " --quiet --json " + out;
+  std::string cmd = mlsim::fixtures::mlsim_binary() + " run " + scenario + " --quiet --json " + out;
   for (const auto& o : overrides)
     cmd += " --set " + quote(o);
   if (!recommendations)

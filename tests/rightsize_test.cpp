@@ -28,7 +28,7 @@ struct Cli {
 
 Cli run_cli(const std::string& args) {
   Cli r;
-  FILE* p = ::popen((std::string(MLSIM_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  FILE* p = ::popen((mlsim::fixtures::mlsim_binary() + " " + args + " 2>&1").c_str(), "r");
   char buf[4096];
   size_t n;
   while ((n = std::fread(buf, 1, sizeof buf, p)) > 0)

@@ -20,7 +20,7 @@ using namespace mlsim;
 namespace {
 
 int run_cli(const std::string& args) {
-  int status = std::system((std::string(MLSIM_BINARY) + " " + args + " 2>/dev/null").c_str());
+  int status = std::system((mlsim::fixtures::mlsim_binary() + " " + args + " 2>/dev/null").c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
@@ -105,7 +105,7 @@ TEST(SweepCli, ResumeAfterAStopLosesNothingAndRunsNothingTwice) {
   std::string full = temp("ref.csv"), out = temp("stopped.csv");
   ASSERT_EQ(run_cli("sweep " + base_file() + kGrid + " --out " + full), 0);
   // The sweep exits abruptly (no cleanup, like a kill) after 5 rows, with 3 children in flight.
-  int status = std::system(("MLSIM_SWEEP_STOP_AFTER=5 " + std::string(MLSIM_BINARY) + " sweep " + base_file() +
+  int status = std::system(("MLSIM_SWEEP_STOP_AFTER=5 " + mlsim::fixtures::mlsim_binary() + " sweep " + base_file() +
                              kGrid + " --jobs 3 --out " + out + " 2>/dev/null")
                                 .c_str());
   EXPECT_NE(WEXITSTATUS(status), 0);
@@ -122,7 +122,7 @@ TEST(SweepCli, ResumeAfterSigkillLosesNoFinishedPoint) {
   pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    ::execl(MLSIM_BINARY, MLSIM_BINARY, "sweep", q.c_str(), "--vary", "hardware.nodes.0.cpu.cores=8..64:8", "--jobs",
+    ::execl(mlsim::fixtures::mlsim_binary().c_str(), mlsim::fixtures::mlsim_binary().c_str(), "sweep", q.c_str(), "--vary", "hardware.nodes.0.cpu.cores=8..64:8", "--jobs",
             "1", "--out", out.c_str(), static_cast<char*>(nullptr));
     std::_Exit(127);
   }

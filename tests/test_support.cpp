@@ -43,4 +43,6 @@ run:
 
 std::string source_path(const std::string& relative) { return std::string(MLSIM_SOURCE_DIR) + "/" + relative; }
 
+std::string mlsim_binary() { return MLSIM_BINARY; }
+
 } // namespace mlsim::fixtures

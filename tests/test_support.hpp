@@ -29,4 +29,7 @@ inline Scenario load(const std::string& yaml, const std::vector<std::string>& ov
 // Path of a file in the source tree.
 std::string source_path(const std::string& relative);
 
+// Path of the mlsim executable under test.
+std::string mlsim_binary();
+
 } // namespace mlsim::fixtures

@@ -4,6 +4,7 @@
 // reader, accelerator parser and generated GPU scenario as real ones would,
 // and the simulated GPU job matches its closed form. What needs the device
 // itself (the CUDA kernels) is CalibrateGpu.MeasuresOrSkipsCleanly.
+#include "tests/test_support.hpp"
 #include "sim/core/config_node.hpp"
 #include "sim/hardware/accelerator.hpp"
 #include "sim/validate/gpu/gpu_results_json.hpp"
@@ -169,7 +170,7 @@ TEST(ValidateGpuPath, CalibrateFitsMeasurementsMadeElsewhere) {
   }
   auto calibrate = [&](const std::string& file) {
     std::filesystem::remove(profile);
-    int rc = std::system((std::string(MLSIM_BINARY) + " calibrate --gpu-results " + file + " --out " + profile +
+    int rc = std::system((mlsim::fixtures::mlsim_binary() + " calibrate --gpu-results " + file + " --out " + profile +
                           " > /dev/null 2>&1").c_str());
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
   };
