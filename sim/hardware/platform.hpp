@@ -19,8 +19,8 @@
 // bandwidths.
 #pragma once
 
-#include "sim/core/scenario.hpp"
 #include "sim/hardware/cpu_scheduler.hpp"
+#include "sim/hardware/node_spec.hpp"
 
 #include <simgrid/forward.h>
 
@@ -66,7 +66,7 @@ struct NodeInstance {
 class Platform {
 public:
   // Builds hosts, links and routes in the current engine. Call once per engine.
-  explicit Platform(const Scenario& scenario);
+  explicit Platform(const PlatformSpec& spec);
 
   std::vector<NodeInstance>& trainers() { return trainers_; }
   std::vector<NodeInstance>& service_nodes() { return service_; }
@@ -91,7 +91,6 @@ private:
   int add_link(const std::string& name, const std::string& kind, double bandwidth, double latency);
   void connect(simgrid::s4u::Host* a, simgrid::s4u::Host* b);
 
-  const Scenario& scenario_;
   simgrid::s4u::NetZone* zone_ = nullptr;
   std::vector<NodeInstance> trainers_;
   std::vector<NodeInstance> service_;

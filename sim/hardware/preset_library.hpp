@@ -9,7 +9,7 @@
 // takes that section. An unknown name is answered with the valid names.
 #pragma once
 
-#include "sim/core/config_node.hpp"
+#include "sim/core/base/config_node.hpp"
 
 #include <string>
 #include <vector>

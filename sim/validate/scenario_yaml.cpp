@@ -1,6 +1,6 @@
 #include "sim/validate/scenario_yaml.hpp"
 
-#include "sim/core/isolated.hpp"
+#include "sim/core/run/isolated.hpp"
 
 #include <fmt/format.h>
 
