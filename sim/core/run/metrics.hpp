@@ -81,6 +81,11 @@ struct RunMetrics {
   int ranks = 0;
   int simulated_nodes = 0; // trainer nodes simulated in detail (replica folding: 2 of many)
   int workers_per_node = 0;
+
+  // Cost of one step, one epoch and one million samples at cost_per_hour (0 when nothing ran).
+  double cost_per_step() const { return cost_per_hour / 3600.0 * step_mean; }
+  double cost_per_epoch() const { return throughput > 0 ? cost_per_hour / 3600.0 * dataset_samples / throughput : 0.0; }
+  double cost_per_million() const { return throughput > 0 ? cost_per_hour / 3600.0 * 1e6 / throughput : 0.0; }
 };
 
 RunMetrics compute_metrics(const Scenario& scenario, const SimulationOutput& out);
