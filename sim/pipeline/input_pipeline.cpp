@@ -195,7 +195,7 @@ void InputPipeline::read_chunk(const Chunk& c, sg4::Host* where, uint32_t track)
         disk = &dh;
     sg4::ExecPtr ops = sg4::this_actor::exec_init(n);
     ops->set_host(disk->ops)->start();
-    disk->disk->read(static_cast<sg_size_t>(bytes));
+    sg4::this_actor::exec_init(bytes)->set_host(disk->transfer)->wait();
     ops->wait();
     sg4::this_actor::sleep_for(n * disk->spec->latency.value());
   }
