@@ -219,7 +219,9 @@ void op_figures(const SimulationOutput& out, RunMetrics& m) {
   std::vector<OpFigure> ops;
   double total = device + host;
   for (const auto& op : plan.ops)
-    ops.push_back({op.name, op.kind, op.path, total > 0 ? op.duration.value() / total : 0, op.utilization});
+    ops.push_back({op.name, op.kind, op.path, total > 0 ? op.duration.value() / total : 0, op.utilization,
+                   op.executed_flops.value() > 0 ? op.flops.value() / op.executed_flops.value() : 1.0, op.fusion,
+                   op.why, op.fused});
   std::stable_sort(ops.begin(), ops.end(),
                    [](const OpFigure& a, const OpFigure& b) { return a.time_fraction > b.time_fraction; });
   if (ops.size() > 10)

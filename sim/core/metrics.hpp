@@ -35,6 +35,9 @@ struct LinkFigure {
 struct OpFigure {
   std::string name, kind, path;
   double time_fraction = 0, utilization = 0;
+  double useful_flop_fraction = 1; // useful over executed FLOPs (below 1 when padded)
+  std::string fusion, why;         // the fusion kind ("" when a single op); the cause of its time
+  std::vector<std::string> fused;  // the ops a fusion stands for
 };
 
 // Device ops on the matrix path (tensor cores / a TPU's matrix unit), from the step plan.

@@ -45,8 +45,15 @@ nlohmann::ordered_json metrics_to_json(const RunMetrics& m) {
   j["pipeline_cpu_utilization"] = m.pipeline_cpu_utilization;
   json ops = json::array();
   for (const auto& o : m.top_ops)
-    ops.push_back({{"name", o.name}, {"kind", o.kind}, {"path", o.path}, {"time_fraction", o.time_fraction},
-                   {"utilization", o.utilization}});
+    ops.push_back({{"name", o.name},
+                   {"kind", o.kind},
+                   {"path", o.path},
+                   {"time_fraction", o.time_fraction},
+                   {"utilization", o.utilization},
+                   {"useful_flop_fraction", o.useful_flop_fraction},
+                   {"fusion", o.fusion},
+                   {"fused", o.fused},
+                   {"why", o.why}});
   j["top_ops"] = ops;
   j["matrix_path"] = {{"name", m.matrix_path.name},
                       {"utilization", m.matrix_path.utilization},
