@@ -227,6 +227,9 @@ void op_figures(const SimulationOutput& out, RunMetrics& m) {
   if (ops.size() > 10)
     ops.resize(10);
   m.top_ops = ops;
+  for (const auto& op : plan.ops)
+    if (!op.fusion.empty() && total > 0)
+      m.fusion_time[op.fusion] += op.duration.value() / total;
   m.memory_footprint = plan.memory_footprint.value();
   m.memory_capacity = plan.memory_capacity.value();
 }

@@ -9,6 +9,7 @@
 #include "sim/core/scenario.hpp"
 #include "sim/core/simulation.hpp"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,7 @@ struct RunMetrics {
   double pipeline_capacity = 0;            // samples/s all CPU stages together can deliver
   double pipeline_cpu_utilization = 0;     // throughput / pipeline_capacity
   std::vector<OpFigure> top_ops;
+  std::map<std::string, double> fusion_time; // share of op time per fusion kind ("output fusion", ...)
   MatrixPathFigure matrix_path;
   double memory_footprint = 0, memory_capacity = 0;
   double samples_consumed = 0;

@@ -55,6 +55,7 @@ nlohmann::ordered_json metrics_to_json(const RunMetrics& m) {
                    {"fused", o.fused},
                    {"why", o.why}});
   j["top_ops"] = ops;
+  j["fusion_time"] = m.fusion_time;
   j["matrix_path"] = {{"name", m.matrix_path.name},
                       {"utilization", m.matrix_path.utilization},
                       {"useful_flop_fraction", m.matrix_path.useful_flop_fraction},

@@ -81,6 +81,8 @@ std::string render_text_report(const Scenario& sc, const RunMetrics& m) {
       if (!o.why.empty())
         line("      " + o.why);
     }
+    for (const auto& [kind, share] : m.fusion_time)
+      line(fmt::format("  Fused by the framework: {} of op time in {}s", pct(share), kind));
     if (m.matrix_path.time_fraction > 0)
       line(fmt::format("  On the {}: {} of device op time at {} utilisation ({} of its executed FLOPs useful)",
                        m.matrix_path.name, pct(m.matrix_path.time_fraction), pct(m.matrix_path.utilization),
