@@ -43,14 +43,14 @@ TEST(KernelModel, OneTileColumnOverAFullWaveCostsASecondWave) {
   EXPECT_NEAR((over - launch) / (one - launch), 2.0, 1e-3);
 }
 
-TEST(KernelModel, PartialTileCostsBetweenOneAndAHalfAndTwiceTheTime) {
+TEST(KernelModel, PartialTileCostsBetweenOneAndAQuarterAndTwiceTheTime) {
   AcceleratorSpec a100 = accelerator_preset("a100-sxm4-80gb");
-  // n = 136 (a multiple of 8, so still on the tensor cores): the tiles (widths 64, 128, 256) cover it with at
-  // least 192 columns (x1.5 of n = 128) and the 128-wide tile with exactly 256 (x2); m is large so waves are
-  // many and their quantisation small.
+  // n = 136 (a multiple of 8, so still on the tensor cores): the tiles (widths 32, 64, 128, 256) cover it with
+  // at least 160 columns (x1.25 of n = 128) and the 128-wide tile with exactly 256 (x2); m is large so waves
+  // are many and their quantisation small.
   double t128 = cost_device_op(gemm_op(1 << 16, 128, 4096, DType::fp16), a100).duration.value();
   double t136 = cost_device_op(gemm_op(1 << 16, 136, 4096, DType::fp16), a100).duration.value();
-  EXPECT_GE(t136 / t128, 1.5 * 0.98);
+  EXPECT_GE(t136 / t128, 1.25 * 0.98);
   EXPECT_LE(t136 / t128, 2.0 * 1.02);
 }
 

@@ -27,8 +27,10 @@ double tile_area(const std::pair<int, int>& t) { return static_cast<double>(t.fi
 double KernelParams::matrix_fraction_for(DType d) const { return fraction_for(matrix_fraction, d); }
 double KernelParams::vector_fraction_for(DType d) const { return fraction_for(vector_fraction, d); }
 
-GemmTiming gemm_time(const KernelParams& p, const std::vector<std::pair<int, int>>& tiles, double m, double n,
-                     double k, FlopsPerSec peak, double fraction, BytesPerSec memory_rate) {
+GemmTiming gemm_time(const KernelParams& p, bool matrix_path, double m, double n, double k, FlopsPerSec peak,
+                     double fraction, BytesPerSec memory_rate) {
+  const auto& tiles = matrix_path ? p.matrix_tiles : p.vector_tiles;
+  const double saturating = matrix_path ? p.saturating_reuse : p.vector_saturating_reuse;
   GemmTiming best;
   if (!p.has_tiles() || tiles.empty() || m <= 0 || n <= 0 || k <= 0 || peak.value() <= 0) {
     best.compute = Flops(2.0 * m * n * k) / (peak * fraction);
@@ -44,7 +46,7 @@ GemmTiming gemm_time(const KernelParams& p, const std::vector<std::pair<int, int
   for (const auto& t : tiles) {
     const double tm = t.first, tn = t.second;
     const double slots = std::max(1.0, std::floor(largest / tile_area(t)));
-    const double reuse = std::min(1.0, (tm * tn / (tm + tn)) / p.saturating_reuse);
+    const double reuse = std::min(1.0, (tm * tn / (tm + tn)) / saturating);
     const double out_tiles = std::ceil(m / tm) * std::ceil(n / tn);
     for (int split = 1; split <= 16; split *= 2) {
       if (split > 1 && (out_tiles * split / 2 >= sms * slots || k / split < 64))
@@ -109,8 +111,9 @@ KernelParams parse_kernel_params(const ConfigNode& node) {
   KernelParams p;
   if (!node.defined())
     return p;
-  node.allow_only({"source", "sm_count", "matrix_tiles", "vector_tiles", "saturating_reuse", "matrix_fraction",
-                   "vector_fraction", "memory_fraction", "memory_latency"});
+  node.allow_only({"source", "sm_count", "matrix_tiles", "vector_tiles", "saturating_reuse",
+                   "vector_saturating_reuse", "matrix_fraction", "vector_fraction", "memory_fraction",
+                   "memory_latency"});
   p.source = node.get_string("source", "");
   p.sm_count = static_cast<int>(node.get_integer("sm_count", 0, 0, 100000));
   if (node.has("matrix_tiles"))
@@ -120,6 +123,7 @@ KernelParams parse_kernel_params(const ConfigNode& node) {
   if (p.sm_count > 0 && p.matrix_tiles.empty() && p.vector_tiles.empty())
     node.missing("matrix_tiles", "the CTA tiles the kernel library uses (sm_count alone says nothing)");
   p.saturating_reuse = node.get_number("saturating_reuse", 64.0, 1.0, 1024.0);
+  p.vector_saturating_reuse = node.get_number("vector_saturating_reuse", 16.0, 1.0, 1024.0);
   p.matrix_fraction = parse_fractions(node.child("matrix_fraction"));
   p.vector_fraction = parse_fractions(node.child("vector_fraction"));
   p.memory_fraction = node.get_number("memory_fraction", 1.0, 0.01, 1.0);

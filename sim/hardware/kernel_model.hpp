@@ -9,8 +9,12 @@
 //   t       = waves * slots * 2 * tm * tn * ceil(k / split_k)
 //             / (peak / sm_count * fraction(path, dtype) * reuse(tile))
 //             + split_k > 1 ? split_k * m * n * 4 bytes / memory rate : 0
-//   reuse   = min(1, (tm*tn/(tm+tn)) / saturating_reuse): a small tile reads
-//             more operand bytes per FLOP and starves the math units.
+//   reuse   = min(1, (tm*tn/(tm+tn)) / saturating_reuse(path)): a small tile
+//             reads more operand bytes per FLOP and starves the math units.
+//             The saturating reuse is the SM's multiply-add rate over the
+//             operand elements L2 delivers per SM: on a V100 (L2 ~2.1 TB/s,
+//             Jia et al. 2018) ~58 for fp16 tensor cores and ~15 for fp32 FMA,
+//             hence the defaults 64 (a 128x128 tile) and 16 (a 32x32 tile).
 // The kernel library picks the tile and split-k that minimise t (cuBLAS
 // heuristics do the same from the same tile list). Partial tiles (the
 // ceil) and partial waves are the quantisation losses; `fraction` is what a
@@ -39,7 +43,8 @@ struct KernelParams {
   int sm_count = 0;                                 // 0: no tile model (the plain roofline)
   std::vector<std::pair<int, int>> matrix_tiles;    // tm x tn the library has for the matrix path
   std::vector<std::pair<int, int>> vector_tiles;    // ... and for GEMMs on the vector path
-  double saturating_reuse = 64.0;                   // tm*tn/(tm+tn) from which a tile feeds its math units
+  double saturating_reuse = 64.0;                   // tm*tn/(tm+tn) from which a tile feeds the matrix path
+  double vector_saturating_reuse = 16.0;            // ... and the vector path (CUDA-core FMA)
   std::map<DType, double> matrix_fraction;          // of the matrix peak, large full-wave GEMM
   std::map<DType, double> vector_fraction;          // of the vector peak (SGEMM, CUDA-core kernels)
   double memory_fraction = 1.0;                     // of HBM bandwidth, large streaming kernel
@@ -61,10 +66,10 @@ struct GemmTiming {
   Seconds total() const { return compute + reduction; }
 };
 
-// The GEMM m x n x k on a path whose peak is `peak` (matrix or vector), at `fraction` of it for a large
-// GEMM, tiles from `tiles`; `memory_rate` carries split-k partial sums.
-GemmTiming gemm_time(const KernelParams& p, const std::vector<std::pair<int, int>>& tiles, double m, double n,
-                     double k, FlopsPerSec peak, double fraction, BytesPerSec memory_rate);
+// The GEMM m x n x k on the matrix or vector path, whose peak is `peak`, at `fraction` of it for a large
+// GEMM, with that path's tiles; `memory_rate` carries split-k partial sums.
+GemmTiming gemm_time(const KernelParams& p, bool matrix_path, double m, double n, double k, FlopsPerSec peak,
+                     double fraction, BytesPerSec memory_rate);
 
 // A memory-bound kernel moving `bytes` over HBM of peak `bandwidth`.
 Seconds memory_time(const KernelParams& p, Bytes bytes, BytesPerSec bandwidth);

@@ -81,7 +81,7 @@ OpCost cost_device_op(const Op& op, const AcceleratorSpec& acc) {
   Seconds compute = c.executed_flops / (c.peak * fraction);
   double m = 0, n = 0, k = 0;
   if (kp.has_tiles() && !tiles.empty() && acc.matrix_unit_size == 0 && gemm_view(op, m, n, k)) {
-    GemmTiming g = gemm_time(kp, tiles, m, n, k, c.peak, fraction, acc.memory_bandwidth * kp.memory_fraction);
+    GemmTiming g = gemm_time(kp, c.matrix_path, m, n, k, c.peak, fraction, acc.memory_bandwidth * kp.memory_fraction);
     compute = g.total();
     c.why = gemm_why(g, kp.sm_count);
   } else if (c.matrix_unit_utilization < 1.0) {
