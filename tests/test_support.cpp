@@ -4,6 +4,19 @@
 
 namespace mlsim::fixtures {
 
+Op gemm_op(long m, long n, long k, DType d) {
+  Op op;
+  op.name = "gemm";
+  op.kind = OpKind::matmul;
+  op.flops = Flops(2.0 * m * n * k);
+  op.in_elements = static_cast<double>(m * k);
+  op.param_elements = static_cast<double>(k * n);
+  op.out_elements = static_cast<double>(m * n);
+  op.dims = {{"batch", m}, {"m", m}, {"n", n}, {"k", k}};
+  op.compute_dtype = op.in_dtype = op.out_dtype = op.param_dtype = d;
+  return op;
+}
+
 std::string base_scenario(int gpus, double decode_ms, double gflop, double params) {
   return fmt::format(R"(name: test
 hardware:

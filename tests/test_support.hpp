@@ -3,6 +3,7 @@
 
 #include "sim/core/run/isolated.hpp"
 #include "sim/core/run/scenario.hpp"
+#include "sim/pipeline/step_graph/op.hpp"
 
 #include <string>
 #include <vector>
@@ -25,6 +26,9 @@ inline Scenario load(const std::string& yaml, const std::vector<std::string>& ov
     root = ConfigNode::with_overrides(root, overrides);
   return load_scenario(root);
 }
+
+// A device matmul m x n x k computing and storing in `d` (dims m, n, k and batch = m).
+Op gemm_op(long m, long n, long k, DType d);
 
 // Path of a file in the source tree.
 std::string source_path(const std::string& relative);
