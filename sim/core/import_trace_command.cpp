@@ -153,7 +153,7 @@ void add_import_trace_command(CLI::App& app, CommandStatus&) {
       std::cout << text;
     } else {
       write_file_atomically(a->out, text);
-      std::cout << summary(*spec.trace) << "wrote " << a->out << "\n";
+      std::cout << text << "wrote " << a->out << "\n";
     }
   });
 }

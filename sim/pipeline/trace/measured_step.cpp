@@ -145,6 +145,7 @@ long infer_batch(const TraceFile& t, const std::vector<Step>& steps) {
 struct Rec {
   MeasuredOp op;
   Seconds idle_before{0.0};
+  Seconds collective_before{0.0}; // the part of idle_before a collective covered
 };
 struct StepRecs {
   std::vector<Rec> recs;
@@ -259,13 +260,36 @@ private:
     StepRecs r;
     r.duration = (s.end - s.start) * 1e-6;
     r.optimizer_begin = SIZE_MAX;
-    double cursor = s.start, pending_idle = 0, last_collective_end = -1e300;
+    // Where the step waits for its gradients (before the optimizer), time only a collective covers is
+    // exposed communication, not idle: the collective model re-simulates it. Elsewhere a gap is idle.
+    std::vector<std::pair<double, double>> collectives;
+    for (const auto& it : items)
+      if (it.kind == ItemKind::collective)
+        collectives.emplace_back(it.start, it.end);
+    auto idle_between = [&](double a, double b) {
+      double idle = std::max(0.0, b - a), covered_to = a;
+      for (const auto& [c0, c1] : collectives) {
+        double lo = std::max(c0, covered_to), hi = std::min(c1, b);
+        if (hi > lo) {
+          idle -= hi - lo;
+          covered_to = hi;
+        }
+      }
+      return idle;
+    };
+    double cursor = s.start, pending_idle = 0, pending_covered = 0, last_collective_end = -1e300;
     size_t cpu_index = 0;
     for (const auto& it : items) {
-      if (it.start > cursor && cursor < s.end)
-        pending_idle += std::min(it.start, s.end) - cursor;
-      double added = std::max(0.0, it.end - std::max(it.start, cursor));
-      cursor = std::max(cursor, it.end);
+      double added = 0;
+      if (it.kind != ItemKind::collective) {
+        if (it.start > cursor && cursor < s.end) {
+          double gap = std::min(it.start, s.end) - cursor;
+          pending_idle += gap;
+          pending_covered += gap - idle_between(cursor, std::min(it.start, s.end));
+        }
+        added = std::max(0.0, it.end - std::max(it.start, cursor));
+        cursor = std::max(cursor, it.end);
+      }
       const TraceEvent& e = t_.events[it.event];
       const std::string& n = t_.str(e.name);
       bool per_sample = cpu ? cpu_per_sample_[cpu_index++] : kernel_per_sample(e);
@@ -309,7 +333,8 @@ private:
           rec.op.duration = Seconds(added * 1e-6);
         }
         rec.idle_before = Seconds(pending_idle * 1e-6);
-        pending_idle = 0;
+        rec.collective_before = Seconds(pending_covered * 1e-6);
+        pending_idle = pending_covered = 0;
         if (rec.op.optimizer && r.optimizer_begin == SIZE_MAX)
           r.optimizer_begin = r.recs.size();
         if (!rec.op.optimizer && r.optimizer_begin == SIZE_MAX && !r.buckets.empty() && it.start >= last_collective_end &&
@@ -320,11 +345,17 @@ private:
       }
       }
     }
-    if (cursor < s.end)
+    if (cursor < s.end) {
       pending_idle += s.end - cursor;
+      pending_covered += s.end - cursor - idle_between(cursor, s.end);
+    }
     r.trailing_idle = Seconds(pending_idle * 1e-6);
     if (r.optimizer_begin == SIZE_MAX)
       r.optimizer_begin = r.recs.size();
+    if (r.optimizer_begin < r.recs.size())
+      r.recs[r.optimizer_begin].idle_before -= r.recs[r.optimizer_begin].collective_before;
+    else
+      r.trailing_idle -= Seconds(pending_covered * 1e-6);
     return r;
   }
 

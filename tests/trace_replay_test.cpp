@@ -1,0 +1,208 @@
+// Replaying a measured step from a Kineto-shaped GPU trace written here: the replay reproduces the
+// trace's step time, the input pipeline's stall appears as its closed form says, and the what-ifs
+// (batch, accelerator, precision) scale the kernels by their published ratios.
+#include "kineto_trace.hpp"
+#include "test_support.hpp"
+
+#include "sim/pipeline/trace/measured_step.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <sys/wait.h>
+
+using namespace mlsim;
+using fixtures::GpuStepShape;
+
+namespace {
+
+// The scenario around a trace: 2 A100s on NVLink, PCIe 4.0 x16 at 80 % (25.2 GB/s), 150 kB samples
+// (a batch of 16 is the trace's 2.4 MB copy). `pipeline` sets how batches are made.
+std::string scenario(const std::string& trace, const std::string& model_extra, const std::string& pipeline,
+                     long batch = 16, const std::string& accelerator = "a100-sxm4-40gb") {
+  return fmt::format(R"(name: replay
+hardware:
+  nodes:
+    - name: node
+      cpu: {{cores: 16, core_speed: 1.0}}
+      ram: {{size: 256 GiB, bandwidth: 1000 GB/s}}
+      nic: {{bandwidth: 100 Gb/s, latency: 5 us}}
+      pcie: {{generation: 4, lanes: 16, protocol_efficiency: 0.8, latency: 1 us}}
+      accelerators: {{preset: {acc}, count: 2}}
+      nvlink: nvlink3
+dataset:
+  samples: 1000000
+  sample_size: 150 kB
+  location: ram
+pipeline:
+  batch_size: {batch}
+  {pipeline}
+model: {{trace: {trace}{extra}}}
+run: {{steps: 40, warmup_steps: 10, seed: 3}}
+)",
+                     fmt::arg("acc", accelerator), fmt::arg("batch", batch), fmt::arg("pipeline", pipeline),
+                     fmt::arg("trace", trace), fmt::arg("extra", model_extra));
+}
+
+// The trace's own data loader: synchronous (prefetch 0), 300 us per batch of 16 on one worker.
+const char* kSyncLoader = "framework: pytorch\n  workers: 1\n  prefetch: 0\n  stages: [read, {name: decode, cost: {per_sample: 18.75 us}}]";
+// A pipeline that never makes the device wait.
+const char* kFastLoader = "framework: tf.data\n  workers: 4\n  prefetch: 4\n  stages: [read, {name: decode, cost: {per_sample: 1 us}}]";
+
+std::string write_trace(const std::string& name, const GpuStepShape& shape, double& step_us) {
+  fixtures::KinetoTrace t;
+  step_us = fixtures::write_gpu_steps(t, shape, 8);
+  std::string path = ::testing::TempDir() + name;
+  t.write(path);
+  return path;
+}
+
+double step_time(const nlohmann::ordered_json& j) { return j["step_time_s"]["mean"].get<double>(); }
+
+// The batch copy as mlsim's PCIe model makes it: latency + bytes / (16 GT/s x 16 lanes x 128/130 x 0.8).
+double copy_s(double bytes) { return 1e-6 + bytes / (16e9 * 16 / 8 * 128.0 / 130.0 * 0.8); }
+
+struct Cli {
+  int code;
+  std::string output;
+};
+Cli run_cli(const std::string& args) {
+  std::string cmd = fixtures::mlsim_binary() + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p))
+    out.append(buf, n);
+  int status = pclose(p);
+  return {WEXITSTATUS(status), out};
+}
+
+} // namespace
+
+// The step builder accounts for every microsecond of the step it was given.
+TEST(TraceReplay, MeasuredStepAccountsForTheTrace) {
+  GpuStepShape shape;
+  double step_us = 0;
+  std::string path = write_trace("account.json", shape, step_us);
+  MeasuredStep m = measure_step(read_trace(path), {"", 2, 6});
+  EXPECT_EQ(m.steps, (std::vector<long>{2, 3, 4, 5, 6}));
+  EXPECT_EQ(m.batch, 16);
+  EXPECT_NEAR(m.step_time.value(), step_us * 1e-6, 1e-9);
+  EXPECT_NEAR(m.input_wait.value(), shape.loader_us * 1e-6, 1e-9);
+  EXPECT_NEAR(m.batch_copy.value(), shape.copy_us * 1e-6, 1e-9);
+  EXPECT_NEAR(m.batch_copy_bytes.value(), shape.copy_bytes, 1e-6);
+  EXPECT_TRUE(m.batch_copy_pinned);
+  double kernels_us = fixtures::per_sample_kernel_us(shape) + fixtures::fixed_kernel_us(shape);
+  EXPECT_NEAR(device_timeline(m).value(), (kernels_us + fixtures::idle_us(shape)) * 1e-6, 1e-9);
+  ASSERT_EQ(m.buckets.size(), 1u);
+  EXPECT_NEAR(m.buckets[0].bytes.value(), shape.grad_elements * 4, 1e-3);
+  EXPECT_EQ(m.buckets[0].algorithm, "ring");
+  EXPECT_EQ(m.buckets[0].collective, "all_reduce");
+  ASSERT_LT(m.optimizer_begin, m.ops.size());
+  EXPECT_TRUE(m.ops[m.optimizer_begin].optimizer);
+  EXPECT_NE(m.ops[m.optimizer_begin].name.find("multi_tensor_apply"), std::string::npos);
+}
+
+// Nothing changed (the trace's synchronous loader, its PCIe link): the replay is the trace's step.
+TEST(TraceReplay, NothingChangedReproducesTheStepTime) {
+  GpuStepShape shape;
+  double step_us = 0;
+  std::string path = write_trace("same.json", shape, step_us);
+  auto j = fixtures::run(scenario(path, ", steps: [2, 6]", kSyncLoader));
+  EXPECT_NEAR(step_time(j), step_us * 1e-6, 0.02 * step_us * 1e-6);
+}
+
+// A slower pipeline: 4 workers at 5 ms per sample make the node's two batches of 16 every
+// 2 x 16 x 5 / 4 = 40 ms; the replayed step (6.37 ms of device time and copy) waits the rest.
+TEST(TraceReplay, SlowerPipelineStallsAsItsClosedFormSays) {
+  GpuStepShape shape;
+  double step_us = 0;
+  std::string path = write_trace("stall.json", shape, step_us);
+  auto j = fixtures::run(scenario(path, "", "framework: tf.data\n  workers: 4\n  prefetch: 2\n  stages: [read, {name: decode, cost: {per_sample: 5 ms}}]"));
+  double interval = 2 * 16 * 5e-3 / 4;
+  double compute = (step_us - shape.loader_us - shape.copy_us) * 1e-6 + copy_s(shape.copy_bytes);
+  EXPECT_NEAR(step_time(j), interval, 0.01 * interval);
+  EXPECT_NEAR(j["breakdown"]["input"].get<double>(), (interval - compute) / interval, 0.01);
+}
+
+// Batch 32 instead of the trace's 16: kernels whose CPU op takes the batch first double; the
+// optimizer and the idle waits do not; the copy is twice the bytes.
+TEST(TraceReplay, AnotherBatchScalesPerSampleKernels) {
+  GpuStepShape shape;
+  double step_us = 0;
+  std::string path = write_trace("batch.json", shape, step_us);
+  auto j = fixtures::run(scenario(path, "", kFastLoader, 32));
+  double expected = (2 * fixtures::per_sample_kernel_us(shape) + fixtures::fixed_kernel_us(shape) +
+                     fixtures::idle_us(shape)) * 1e-6 + copy_s(2 * shape.copy_bytes);
+  EXPECT_NEAR(step_time(j), expected, 0.01 * expected);
+}
+
+// Measured on an A100, run on an H100: GEMMs (tf32) by the tensor-core peaks 156 -> 494.7 TFLOP/s,
+// elementwise kernels by HBM 1555 -> 3350 GB/s (datasheets); idle waits for the host unchanged.
+TEST(TraceReplay, AnotherAcceleratorScalesByOpClass) {
+  GpuStepShape shape;
+  double step_us = 0;
+  std::string path = write_trace("h100.json", shape, step_us);
+  auto j = fixtures::run(scenario(path, ", measured_on: a100-sxm4-40gb", kFastLoader, 16, "h100-sxm"));
+  double expected = (fixtures::matrix_kernel_us(shape) * 156 / 494.7 + fixtures::memory_kernel_us(shape) * 1555 / 3350 +
+                     fixtures::idle_us(shape)) * 1e-6 + copy_s(shape.copy_bytes);
+  EXPECT_NEAR(step_time(j), expected, 0.01 * expected);
+}
+
+// Mixed fp16 on the same A100: the tf32 GEMMs move to the fp16 tensor-core peak (156 -> 312 TFLOP/s).
+TEST(TraceReplay, AnotherPrecisionScalesMatrixKernels) {
+  GpuStepShape shape;
+  double step_us = 0;
+  std::string path = write_trace("fp16.json", shape, step_us);
+  auto j = fixtures::run(scenario(path, ", precision: mixed_fp16", kFastLoader));
+  double expected = (fixtures::matrix_kernel_us(shape) / 2 + fixtures::memory_kernel_us(shape) +
+                     fixtures::idle_us(shape)) * 1e-6 + copy_s(shape.copy_bytes);
+  EXPECT_NEAR(step_time(j), expected, 0.01 * expected);
+  EXPECT_GT(j["precision"]["fp16"].get<double>(), 0.3);
+}
+
+// A kernel whose name says nothing of its dtype holds 1 ms of 7.55 ms: precision what-ifs are refused.
+TEST(TraceReplay, PrecisionWhatIfRefusedWhenKernelsHideTheirDtype) {
+  GpuStepShape shape;
+  shape.custom_kernel = "my_fused_attention_kernel";
+  shape.custom_us = 1000;
+  double step_us = 0;
+  std::string path = write_trace("custom.json", shape, step_us);
+  std::string yaml = ::testing::TempDir() + "custom.yaml";
+  std::FILE* f = std::fopen(yaml.c_str(), "w");
+  std::fputs(scenario(path, ", precision: mixed_fp16", kFastLoader).c_str(), f);
+  std::fclose(f);
+  Cli r = run_cli("check " + yaml);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("model.precision"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("my_fused_attention_kernel"), std::string::npos) << r.output;
+  // Without the what-if the same trace replays.
+  auto j = fixtures::run(scenario(path, "", kFastLoader));
+  EXPECT_GT(step_time(j), 0.0);
+}
+
+// The imported section, put into a scenario as it is, replays the trace.
+TEST(TraceReplay, ImportTraceWritesASectionThatRuns) {
+  GpuStepShape shape;
+  double step_us = 0;
+  std::string path = write_trace("import.json", shape, step_us);
+  std::string out = ::testing::TempDir() + "section.yaml";
+  Cli r = run_cli("import-trace " + path + " --steps 2:6 --out " + out);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("measured_on"), std::string::npos) << r.output; // matched from the device name
+  std::FILE* f = std::fopen(out.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  std::string section;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, f))
+    section.append(buf, n);
+  std::fclose(f);
+  EXPECT_NE(section.find("measured_on: a100-sxm4-40gb"), std::string::npos) << section;
+  EXPECT_NE(section.find("steps: [2, 6]"), std::string::npos) << section;
+  std::string text = scenario(path, "", kSyncLoader);
+  text = text.substr(0, text.find("model:")) + section + text.substr(text.find("run:"));
+  auto j = simulate_scenario_text(text, {}, ::testing::TempDir() + "imported.yaml");
+  EXPECT_NEAR(step_time(j), step_us * 1e-6, 0.02 * step_us * 1e-6);
+}
