@@ -132,19 +132,25 @@ void add_import_trace_command(CLI::App& app, CommandStatus&) {
       auto dir = std::filesystem::absolute(a->out).parent_path();
       path = std::filesystem::relative(std::filesystem::absolute(a->trace), dir).string();
     }
-    std::string where = a->out.empty() ? "import-trace" : a->out;
     std::string measured_on = a->measured_on;
     // First pass without measured_on: the trace tells which device it ran on.
-    std::string yaml = section_yaml(*a, path, "");
-    ModelSpec spec = parse_model(ConfigNode::load_string(yaml, a->out.empty() ? "import-trace" : a->out)
-                                     .required("model"));
+    std::string yaml = section_yaml(*a, a->trace, ""); // parsed here: the path as given
+    ModelSpec spec;
+    try {
+      spec = parse_model(ConfigNode::load_string(yaml, "import-trace").required("model"));
+    } catch (const InputError& e) { // the trace's own message, without the section's position
+      std::string m = e.what();
+      auto at = m.find(": model.trace: ");
+      if (m.rfind("import-trace:", 0) == 0 && at != std::string::npos)
+        throw InputError(m.substr(at + 15));
+      throw;
+    }
     if (measured_on.empty() && !spec.trace->step.cpu_only)
       measured_on = match_preset(spec.trace->step.device_name);
-    if (!measured_on.empty()) {
-      yaml = section_yaml(*a, path, measured_on);
-      spec = parse_model(ConfigNode::load_string(yaml, where).required("model"));
-    }
-    std::string text = summary(*spec.trace) + yaml;
+    if (!measured_on.empty())
+      spec = parse_model(ConfigNode::load_string(section_yaml(*a, a->trace, measured_on), "import-trace")
+                             .required("model"));
+    std::string text = summary(*spec.trace) + section_yaml(*a, path, measured_on);
     if (!spec.trace->step.cpu_only && measured_on.empty())
       text += fmt::format("  # measured_on: <accelerator preset>   (device '{}' matched none; set it to move kernels "
                           "to another accelerator)\n",

@@ -116,6 +116,8 @@ public:
     } else if (in_event_args(d) && keys_[d - 1] == "Input Dims") {
       dims_depth_ = d; // [[batch, ...], ...]
     } else if (in_events(d)) {
+      ev_.index = static_cast<uint32_t>(out_.total_events++);
+      ev_.offset = in_.offset() - 1;
       return event_error("an object (a trace event)", "an array");
     }
     push('a');
@@ -132,15 +134,21 @@ public:
     }
     return true;
   }
-  bool parse_error(std::size_t position, const std::string& last_token, const nlohmann::detail::exception& ex) {
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) {
+    // nlohmann says "... - unexpected X; expected Y" (or "... - invalid literal; last read: ...").
     std::string what = ex.what();
-    auto at = what.find("expected ");
-    std::string expected = at == std::string::npos ? "valid JSON" : what.substr(at + 9);
     auto dash = what.find(" - ");
-    if (at == std::string::npos && dash != std::string::npos)
-      expected = "valid JSON (" + what.substr(dash + 3) + ")";
-    error = fmt::format("{}: byte {}: expected {}, got '{}'", out_.file, position == 0 ? 0 : position - 1,
-                        expected, last_token.size() > 40 ? last_token.substr(0, 40) + "..." : last_token);
+    std::string rest = dash == std::string::npos ? what : what.substr(dash + 3);
+    std::string expected = "valid JSON", got = rest;
+    if (auto semi = rest.find("; expected "); semi != std::string::npos) {
+      expected = rest.substr(semi + 11);
+      got = rest.substr(0, semi);
+      if (got.rfind("unexpected ", 0) == 0)
+        got = got.substr(11);
+    }
+    if (got.size() > 80)
+      got = got.substr(0, 80) + "...";
+    error = fmt::format("{}: byte {}: expected {}, got {}", out_.file, position == 0 ? 0 : position - 1, expected, got);
     return false;
   }
 
