@@ -9,7 +9,6 @@
 
 #include <cstdio>
 #include <fstream>
-#include <sys/wait.h>
 
 using namespace mlsim;
 
@@ -97,14 +96,8 @@ TEST(TraceErrors, ImportTraceExitsTwoAndWritesNothing) {
   std::string path = write("cli.json", text);
   std::string out = ::testing::TempDir() + "cli-section.yaml";
   std::remove(out.c_str());
-  std::string cmd = fixtures::mlsim_binary() + " import-trace " + path + " --out " + out + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string output;
-  char buf[1024];
-  while (size_t n = fread(buf, 1, sizeof buf, p))
-    output.append(buf, n);
-  int status = pclose(p);
-  EXPECT_EQ(WEXITSTATUS(status), 2) << output;
+  auto [code, output] = fixtures::run_mlsim("import-trace " + path + " --out " + out);
+  EXPECT_EQ(code, 2) << output;
   EXPECT_NE(output.find(path + ": byte " + std::to_string(text.find(",,") + 1)), std::string::npos) << output;
   EXPECT_FALSE(std::ifstream(out).good());
 }

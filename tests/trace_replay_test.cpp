@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <sys/wait.h>
 
 using namespace mlsim;
 using fixtures::GpuStepShape;
@@ -53,21 +52,6 @@ double step_time(const nlohmann::ordered_json& j) { return j["step_time_s"]["mea
 
 // The batch copy as mlsim's PCIe model makes it: latency + bytes / (16 GT/s x 16 lanes x 128/130 x 0.8).
 double copy_s(double bytes) { return 1e-6 + bytes / (16e9 * 16 / 8 * 128.0 / 130.0 * 0.8); }
-
-struct Cli {
-  int code;
-  std::string output;
-};
-Cli run_cli(const std::string& args) {
-  std::string cmd = fixtures::mlsim_binary() + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p))
-    out.append(buf, n);
-  int status = pclose(p);
-  return {WEXITSTATUS(status), out};
-}
 
 } // namespace
 
@@ -181,7 +165,7 @@ TEST(TraceReplay, ImportTraceWritesASectionThatRuns) {
   double step_us = 0;
   std::string path = write_trace("import.json", shape, step_us);
   std::string out = ::testing::TempDir() + "section.yaml";
-  Cli r = run_cli("import-trace " + path + " --steps 2:6 --out " + out);
+  fixtures::CliResult r = fixtures::run_mlsim("import-trace " + path + " --steps 2:6 --out " + out);
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("measured_on"), std::string::npos) << r.output; // matched from the device name
   std::FILE* f = std::fopen(out.c_str(), "r");
