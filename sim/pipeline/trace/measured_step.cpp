@@ -177,13 +177,34 @@ public:
       if (e.external_id >= 0 && (t.str(e.cat) == "cpu_op" || !cpu_op_.count(e.external_id)))
         cpu_op_[e.external_id] = i;
     }
+    // Every event by the time that places it in a step (a device event: its launch), so that each
+    // step reads only its own events.
+    for (size_t i = 0; i < t.events.size(); ++i) {
+      const TraceEvent& e = t.events[i];
+      double at = e.ts;
+      if (auto it = launch_ts_.find(e.correlation); d.role[i] != Role::none && e.correlation >= 0 && it != launch_ts_.end())
+        at = it->second;
+      by_time_.emplace_back(at, i);
+    }
+    std::sort(by_time_.begin(), by_time_.end());
+  }
+
+  // Indexes of the events placed in [start, end).
+  std::vector<size_t> events_in(const Step& s) const {
+    auto lo = std::lower_bound(by_time_.begin(), by_time_.end(), std::make_pair(s.start, size_t(0)));
+    auto hi = std::lower_bound(by_time_.begin(), by_time_.end(), std::make_pair(s.end, size_t(0)));
+    std::vector<size_t> out;
+    for (auto it = lo; it != hi; ++it)
+      out.push_back(it->second);
+    std::sort(out.begin(), out.end()); // file order, as the sweep's ties expect
+    return out;
   }
 
   StepRecs build(const Step& s) const {
     std::vector<Item> items;
     std::vector<std::pair<double, double>> optimizer_windows;
     double first_kernel = 1e300;
-    for (size_t i = 0; i < t_.events.size(); ++i) {
+    for (size_t i : events_in(s)) {
       const TraceEvent& e = t_.events[i];
       if (d_.role[i] == Role::none) {
         bool on_thread = e.pid == s.pid && e.tid == s.tid;
@@ -221,7 +242,7 @@ public:
   StepRecs cpu_only(const Step& s) const {
     // The step thread's top-level ops (those not nested in another) are the step.
     std::vector<size_t> on_thread;
-    for (size_t i = 0; i < t_.events.size(); ++i) {
+    for (size_t i : events_in(s)) {
       const TraceEvent& e = t_.events[i];
       if (e.pid == s.pid && e.tid == s.tid && e.ts >= s.start && e.ts < s.end &&
           !(e.ts == s.start && e.dur == s.end - s.start && starts_with(t_.str(e.name), "ProfilerStep#")))
@@ -386,6 +407,7 @@ private:
   long batch_;
   std::unordered_map<int64_t, double> launch_ts_;
   std::unordered_map<int64_t, size_t> cpu_op_;
+  std::vector<std::pair<double, size_t>> by_time_;
   mutable std::vector<bool> cpu_per_sample_;
 };
 
