@@ -320,7 +320,7 @@ private:
         break;
       case ItemKind::batch_copy:
         r.batch_copy += Seconds(e.dur * 1e-6);
-        r.batch_bytes += Bytes(std::max(0.0, e.bytes));
+        r.batch_bytes += Bytes(std::max(0.0, static_cast<double>(e.bytes)));
         r.pageable = r.pageable || contains(n, "Pageable") || contains(t_.str(e.detail), "pageable");
         break;
       case ItemKind::collective: {
@@ -349,7 +349,7 @@ private:
         for (const auto& [a, b] : optimizer_windows)
           rec.op.optimizer = rec.op.optimizer || (launched >= a && launched < b);
         if (it.kind == ItemKind::transfer) {
-          (to_device(n) ? rec.op.to_device : rec.op.to_host) = Bytes(std::max(0.0, e.bytes));
+          (to_device(n) ? rec.op.to_device : rec.op.to_host) = Bytes(std::max(0.0, static_cast<double>(e.bytes)));
         } else {
           rec.op.duration = Seconds(added * 1e-6);
         }

@@ -10,6 +10,7 @@
 #include <istream>
 #include <memory>
 #include <streambuf>
+#include <type_traits>
 
 namespace mlsim {
 namespace {
@@ -217,7 +218,7 @@ private:
     if (in_event_args(d))
       return arg_field(keys_.back(), v);
     if (dims_depth_ > 0 && d == dims_depth_ + 2 && v.kind == Value::num && ev_.leading_dim < 0)
-      ev_.leading_dim = v.i; // the first number of the first non-empty input shape
+      ev_.leading_dim = static_cast<int32_t>(v.i); // the first number of the first non-empty input shape
     if (in_device_props_ && d == 3 && keys_.back() == "name" && v.kind == Value::str)
       out_.device_names.push_back(*v.text);
     return true;
@@ -248,22 +249,20 @@ private:
   }
 
   bool arg_field(const std::string& k, const Value& v) {
-    auto integer = [&](int64_t& slot) {
+    auto integer = [&](auto& slot) {
       if (v.kind == Value::num)
-        slot = v.i;
+        slot = static_cast<std::remove_reference_t<decltype(slot)>>(v.i);
       return true;
     };
     if (k == "correlation" || k == "correlation_id")
       return integer(ev_.correlation);
     if (k == "External id")
       return integer(ev_.external_id);
-    if (k == "stream")
-      return integer(ev_.stream);
     if (k == "In msg nelems" || k == "In msg size")
       return integer(ev_.msg_elements);
     if (k == "bytes" || k == "num_bytes") {
       if (v.kind == Value::num)
-        ev_.bytes = v.d;
+        ev_.bytes = static_cast<float>(v.d);
     } else if (k == "dtype" && v.kind == Value::str) {
       ev_.dtype = intern(*v.text);
     } else if (k == "name" && v.kind == Value::str) {
@@ -272,7 +271,7 @@ private:
       ev_.detail = intern(*v.text);
       auto at = v.text->find("size:");
       if (at != std::string::npos)
-        ev_.bytes = std::atof(v.text->c_str() + at + 5);
+        ev_.bytes = static_cast<float>(std::atof(v.text->c_str() + at + 5));
     }
     return true;
   }
