@@ -73,6 +73,7 @@ int main(int argc, char** argv) {
   auto t0 = std::chrono::steady_clock::now();
   mlsim::TraceFile trace = mlsim::read_trace(path);
   auto t1 = std::chrono::steady_clock::now();
+  long after_read = peak_rss_kb();
   mlsim::MeasuredStep step = mlsim::measure_step(trace, {});
   auto t2 = std::chrono::steady_clock::now();
   double read_s = std::chrono::duration<double>(t1 - t0).count();
@@ -81,6 +82,7 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(trace.total_events), trace.events.size(), step.steps.size());
   std::printf("read %.2f s (%.0f MB/s), step build %.2f s, total %.2f s\n", read_s, trace.bytes_read / 1e6 / read_s,
               build_s, read_s + build_s);
-  std::printf("peak RSS %.0f MB (%.0f MB before the load)\n", peak_rss_kb() / 1024.0, before / 1024.0);
+  std::printf("peak RSS %.0f MB (%.0f MB before the load, %.0f MB after reading the events)\n",
+              peak_rss_kb() / 1024.0, before / 1024.0, after_read / 1024.0);
   return 0;
 }

@@ -143,7 +143,8 @@ long infer_batch(const TraceFile& t, const std::vector<Step>& steps) {
 
 // One step's timeline before averaging: each op with the idle time just before it.
 struct Rec {
-  MeasuredOp op;
+  MeasuredOp op;          // its name is filled in last: many steps' records stay small
+  uint32_t name = 0;      // interned name
   Seconds idle_before{0.0};
   Seconds collective_before{0.0}; // the part of idle_before a collective covered
 };
@@ -174,7 +175,8 @@ public:
         continue;
       if (e.correlation >= 0)
         launch_ts_.try_emplace(e.correlation, e.ts);
-      if (e.external_id >= 0 && (t.str(e.cat) == "cpu_op" || !cpu_op_.count(e.external_id)))
+      // The CPU op of a launch: only ops that carry what is read from them (shapes, message sizes).
+      if (e.external_id >= 0 && (e.leading_dim >= 0 || e.msg_elements >= 0))
         cpu_op_[e.external_id] = i;
     }
     // Every event by the time that places it in a step (a device event: its launch), so that each
@@ -337,7 +339,7 @@ private:
       case ItemKind::transfer:
       case ItemKind::op: {
         Rec rec;
-        rec.op.name = n;
+        rec.name = e.name;
         rec.op.kind = it.kind == ItemKind::transfer ? MeasuredKind::transfer : MeasuredKind::kernel;
         rec.op.info = classify_kernel(n);
         if (cpu)
@@ -415,7 +417,7 @@ bool same_sequence(const StepRecs& a, const StepRecs& b) {
   if (a.recs.size() != b.recs.size() || a.buckets.size() != b.buckets.size())
     return false;
   for (size_t i = 0; i < a.recs.size(); ++i)
-    if (a.recs[i].op.name != b.recs[i].op.name)
+    if (a.recs[i].name != b.recs[i].name)
       return false;
   for (size_t i = 0; i < a.buckets.size(); ++i)
     if (a.buckets[i].ready_after_op != b.buckets[i].ready_after_op)
@@ -501,6 +503,7 @@ MeasuredStep measure_step(const TraceFile& t, const StepSelection& sel) {
       m.ops.push_back(idle_op(rec.idle_before));
     op_of_rec.push_back(m.ops.size());
     m.ops.push_back(rec.op);
+    m.ops.back().name = t.str(rec.name);
   }
   if (r.trailing_idle.value() > 0)
     m.ops.push_back(idle_op(r.trailing_idle));
