@@ -2,7 +2,7 @@
 // index and offset for a bad event, and what was expected. Offsets are found in the text by the test.
 #include "test_support.hpp"
 
-#include "sim/core/errors.hpp"
+#include "sim/core/base/errors.hpp"
 #include "sim/pipeline/trace/measured_step.hpp"
 
 #include <gtest/gtest.h>

@@ -2,7 +2,7 @@
 // replayed, it reproduces its own step. Skipped where /usr/bin/python3 has no torch.
 #include "test_support.hpp"
 
-#include "sim/core/errors.hpp"
+#include "sim/core/base/errors.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

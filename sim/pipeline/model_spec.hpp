@@ -13,7 +13,7 @@
 //      model: {trace: run1.pt.trace.json, steps: [5, 10]}
 #pragma once
 
-#include "sim/core/config_node.hpp"
+#include "sim/core/base/config_node.hpp"
 #include "sim/hardware/accelerator.hpp"
 #include "sim/pipeline/step_graph/graph_model.hpp"
 #include "sim/pipeline/step_plan.hpp"

@@ -1,6 +1,6 @@
 #include "sim/pipeline/trace/measured_step.hpp"
 
-#include "sim/core/errors.hpp"
+#include "sim/core/base/errors.hpp"
 
 #include <fmt/format.h>
 

@@ -24,7 +24,7 @@
 // GPU work that lags past its step's window is kept with its step.
 #pragma once
 
-#include "sim/core/units.hpp"
+#include "sim/core/base/units.hpp"
 #include "sim/pipeline/trace/kernel_class.hpp"
 #include "sim/pipeline/trace/trace_events.hpp"
 

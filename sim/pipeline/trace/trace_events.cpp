@@ -1,6 +1,6 @@
 #include "sim/pipeline/trace/trace_events.hpp"
 
-#include "sim/core/errors.hpp"
+#include "sim/core/base/errors.hpp"
 
 #include <nlohmann/json.hpp>
 #include <zlib.h>

@@ -23,7 +23,7 @@
 // (fp64 kernels: always).
 #pragma once
 
-#include "sim/core/config_node.hpp"
+#include "sim/core/base/config_node.hpp"
 #include "sim/hardware/accelerator.hpp"
 #include "sim/pipeline/step_graph/precision_policy.hpp"
 #include "sim/pipeline/step_plan.hpp"
