@@ -6,10 +6,10 @@
 //   build/bench/sim_speed unfolded   the same with every node simulated (run.replica_folding: false)
 // Each run happens in its own child process (one SimGrid engine per process);
 // the figure includes loading the scenario and building the platform.
-#include "sim/core/isolated.hpp"
-#include "sim/core/metrics.hpp"
-#include "sim/core/scenario.hpp"
-#include "sim/core/simulation.hpp"
+#include "sim/core/run/isolated.hpp"
+#include "sim/core/run/metrics.hpp"
+#include "sim/core/run/scenario.hpp"
+#include "sim/core/run/simulation.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 // Closed forms the simulation must reproduce tightly.
-#include "sim/core/engine.hpp"
-#include "sim/core/scenario.hpp"
+#include "sim/core/base/engine.hpp"
+#include "sim/core/run/scenario.hpp"
 #include "sim/hardware/platform.hpp"
 #include "sim/pipeline/collective.hpp"
 #include "test_support.hpp"
@@ -17,7 +17,7 @@ namespace sg4 = simgrid::s4u;
 TEST(ClosedForm, OneTransferIsLatencyPlusSizeOverBandwidth) {
   Scenario s = fixtures::load(fixtures::base_scenario());
   auto engine = make_engine();
-  Platform platform(s);
+  Platform platform(s.platform_spec());
   auto& node = platform.trainers().front();
   double bytes = 1e9, done = -1;
   sg4::Actor::create("t", node.cpu, [&] {
@@ -33,7 +33,7 @@ TEST(ClosedForm, OneTransferIsLatencyPlusSizeOverBandwidth) {
 TEST(ClosedForm, RingAllReduceMatchesFormula) {
   Scenario s = fixtures::load(fixtures::base_scenario(8));
   auto engine = make_engine();
-  Platform platform(s);
+  Platform platform(s.platform_spec());
   CollectiveGroup group;
   group.platform = &platform;
   Recorder rec;
@@ -115,7 +115,7 @@ TEST(ClosedForm, StepWithAllReduceAddsRingTime) {
 TEST(ClosedForm, PcieSwitchUplinkIsShared) {
   Scenario s = fixtures::load(fixtures::base_scenario(4), {"hardware.nodes.0.pcie.gpus_per_switch=2"});
   auto engine = make_engine();
-  Platform platform(s);
+  Platform platform(s.platform_spec());
   auto& node = platform.trainers().front();
   double bytes = 1e9;
   std::vector<double> done(4, -1);

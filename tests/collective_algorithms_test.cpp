@@ -1,8 +1,8 @@
 // All-reduce algorithms as SimGrid flows against their closed forms
 // (sim/pipeline/collective.hpp). Each simulation runs in a forked child (one
 // SimGrid engine per process), so the tests also run together in one process.
-#include "sim/core/engine.hpp"
-#include "sim/core/scenario.hpp"
+#include "sim/core/base/engine.hpp"
+#include "sim/core/run/scenario.hpp"
 #include "sim/hardware/platform.hpp"
 #include "sim/pipeline/collective.hpp"
 #include "test_support.hpp"
@@ -38,7 +38,7 @@ Result all_reduce(const std::string& algorithm, int nodes, int gpus, double byte
                                              "distribution.algorithm=" + algorithm});
     Scenario s = load_scenario(root);
     auto engine = make_engine();
-    Platform platform(s);
+    Platform platform(s.platform_spec());
     CollectiveGroup group;
     group.platform = &platform;
     Recorder rec;

@@ -3,10 +3,10 @@
 // from, and the document is checked once at load (UTF-8, plain keys, no key
 // twice) and read with a bound. Expected positions are found by searching the
 // scenario text itself, not taken from the loader.
-#include "sim/core/errors.hpp"
-#include "sim/core/input_file.hpp"
-#include "sim/core/scenario.hpp"
-#include "sim/core/yaml_document_check.hpp"
+#include "sim/core/base/errors.hpp"
+#include "sim/core/base/input_file.hpp"
+#include "sim/core/run/scenario.hpp"
+#include "sim/core/base/yaml_document_check.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>

@@ -3,10 +3,10 @@
 //   the host delivers min(n, c) * v * e(min(n, c)), shared fairly, each exec capped at one core.
 // Expected values are derived by hand below; every case also has a control that the default (E = 1)
 // would fail.
-#include "sim/core/engine.hpp"
-#include "sim/core/errors.hpp"
-#include "sim/core/isolated.hpp"
-#include "sim/core/scenario.hpp"
+#include "sim/core/base/engine.hpp"
+#include "sim/core/base/errors.hpp"
+#include "sim/core/run/isolated.hpp"
+#include "sim/core/run/scenario.hpp"
 #include "sim/hardware/platform.hpp"
 #include "test_support.hpp"
 
@@ -95,7 +95,7 @@ TEST(CpuCorunning, ExecsOnTheHostFollowTheStepwiseRates) {
     Scenario s = fixtures::load(fixtures::base_scenario(), {"hardware.nodes.0.cpu.cores=4",
                                                        "hardware.nodes.0.cpu.all_cores_efficiency=0.8"});
     auto engine = make_engine();
-    Platform platform(s);
+    Platform platform(s.platform_spec());
     auto* cpu = platform.trainers().front().cpu;
     std::vector<double> done(4, -1);
     for (int i = 0; i < 4; ++i)

@@ -1,7 +1,7 @@
 // The node's CPU scheduler (sim/hardware/cpu_scheduler.hpp): per-core run queues
 // against hand-worked timelines, and the fair pool for comparison. One engine per
 // process (SimGrid): one run_pieces per test.
-#include "sim/core/engine.hpp"
+#include "sim/core/base/engine.hpp"
 #include "sim/hardware/cpu_scheduler.hpp"
 #include "sim/hardware/platform.hpp"
 

@@ -3,8 +3,8 @@
 // exit path mlsim controls (exit 2, SIGTERM), stale temporaries of killed runs
 // are removed, a symlinked output is written through, sizes that could only
 // fail late are refused up front, and a killed sweep leaves no child running.
-#include "sim/core/atomic_file.hpp"
-#include "sim/core/errors.hpp"
+#include "sim/core/base/atomic_file.hpp"
+#include "sim/core/base/errors.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // A burst longer than the prefetch buffer can hide lets the consumer wait (separate process: one engine each).
-#include "sim/core/engine.hpp"
+#include "sim/core/base/engine.hpp"
 #include "sim/pipeline/batch_queue.hpp"
 
 #include <simgrid/s4u.hpp>
@@ -40,7 +40,7 @@ TEST(PipelineBurst, ShallowBufferStallsDuringABurst) {
 
 // A shuffle buffer of N samples fills before the first batch leaves it: with reading the only stage
 // before it, 5,000 files of 100 kB from a 100 MB/s disk take 5 s, so the first step waits that long.
-#include "sim/core/simulation.hpp"
+#include "sim/core/run/simulation.hpp"
 #include "test_support.hpp"
 
 TEST(PipelineBurst, ShuffleBufferFillDelaysTheFirstBatch) {

@@ -1,7 +1,7 @@
 // Closed forms of the input pipeline and storage models.
-#include "sim/core/simulation.hpp"
+#include "sim/core/run/simulation.hpp"
 #include "sim/pipeline/batch_queue.hpp"
-#include "sim/core/engine.hpp"
+#include "sim/core/base/engine.hpp"
 #include "test_support.hpp"
 
 #include <simgrid/s4u.hpp>

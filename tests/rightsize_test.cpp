@@ -5,7 +5,7 @@
 // 32 every T = 3 x 1 GFLOP x 32 / 19.5 TFLOP/s + the copy. Below k* = 32 x / T
 // workers the step is the pipeline's period 32 x / k and the stall share is
 // 1 - k / k*; from k* on the prefetch buffer hides the input entirely.
-#include "sim/core/csv.hpp"
+#include "sim/core/base/csv.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>

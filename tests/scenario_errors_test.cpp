@@ -1,7 +1,7 @@
 // Every class of scenario error gives one message with file, line, column,
 // the key, what was expected and what was found.
-#include "sim/core/errors.hpp"
-#include "sim/core/scenario.hpp"
+#include "sim/core/base/errors.hpp"
+#include "sim/core/run/scenario.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>

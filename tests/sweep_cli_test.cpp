@@ -1,6 +1,6 @@
 // `mlsim sweep` and `mlsim merge` end to end: one row per point, shards whose
 // union is the whole sweep, resume after a kill, error rows, exit codes.
-#include "sim/core/csv.hpp"
+#include "sim/core/base/csv.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>

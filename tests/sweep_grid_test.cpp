@@ -1,9 +1,9 @@
 // Sweep grids: --vary parsing, the cartesian product, shard slicing, CSV round trips.
-#include "sim/core/csv.hpp"
-#include "sim/core/errors.hpp"
-#include "sim/core/sweep_grid.hpp"
-#include "sim/core/sweep_merge.hpp"
-#include "sim/core/sweep_row.hpp"
+#include "sim/core/base/csv.hpp"
+#include "sim/core/base/errors.hpp"
+#include "sim/core/studies/sweep_grid.hpp"
+#include "sim/core/studies/sweep_merge.hpp"
+#include "sim/core/studies/sweep_row.hpp"
 
 #include <gtest/gtest.h>
 

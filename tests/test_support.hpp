@@ -1,8 +1,8 @@
 // Shared helpers for tests: a small base scenario and ways to run it.
 #pragma once
 
-#include "sim/core/isolated.hpp"
-#include "sim/core/scenario.hpp"
+#include "sim/core/run/isolated.hpp"
+#include "sim/core/run/scenario.hpp"
 
 #include <string>
 #include <vector>

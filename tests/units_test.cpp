@@ -1,5 +1,5 @@
 // The one unit parser: every prefix, bits vs bytes, bad strings.
-#include "sim/core/units_parse.hpp"
+#include "sim/core/base/units_parse.hpp"
 
 #include <gtest/gtest.h>
 

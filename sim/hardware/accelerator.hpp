@@ -17,8 +17,8 @@
 // Ignores: clocks and power throttling, cache effects, concurrent kernels.
 #pragma once
 
-#include "sim/core/config_node.hpp"
-#include "sim/core/units.hpp"
+#include "sim/core/base/config_node.hpp"
+#include "sim/core/base/units.hpp"
 
 #include <map>
 #include <optional>

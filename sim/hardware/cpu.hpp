@@ -29,8 +29,8 @@
 // cores); memory bandwidth as a transfer limit is the RAM model's.
 #pragma once
 
-#include "sim/core/config_node.hpp"
-#include "sim/core/units.hpp"
+#include "sim/core/base/config_node.hpp"
+#include "sim/core/base/units.hpp"
 
 #include <map>
 #include <string>

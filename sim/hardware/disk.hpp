@@ -12,8 +12,8 @@
 // Ignores: write traffic, read-ahead across files, the OS I/O scheduler.
 #pragma once
 
-#include "sim/core/config_node.hpp"
-#include "sim/core/units.hpp"
+#include "sim/core/base/config_node.hpp"
+#include "sim/core/base/units.hpp"
 
 #include <string>
 

@@ -4,8 +4,8 @@
 // measured goodput), congestion control dynamics, switch buffering.
 #pragma once
 
-#include "sim/core/config_node.hpp"
-#include "sim/core/units.hpp"
+#include "sim/core/base/config_node.hpp"
+#include "sim/core/base/units.hpp"
 
 #include <string>
 

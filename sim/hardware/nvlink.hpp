@@ -9,8 +9,8 @@
 // no direct link (modelled as all-to-all at the per-GPU aggregate).
 #pragma once
 
-#include "sim/core/config_node.hpp"
-#include "sim/core/units.hpp"
+#include "sim/core/base/config_node.hpp"
+#include "sim/core/base/units.hpp"
 
 #include <string>
 

@@ -10,8 +10,8 @@
 // Ignores: peer-to-peer through the switch, read-request size limits, IOMMU.
 #pragma once
 
-#include "sim/core/config_node.hpp"
-#include "sim/core/units.hpp"
+#include "sim/core/base/config_node.hpp"
+#include "sim/core/base/units.hpp"
 
 namespace mlsim {
 

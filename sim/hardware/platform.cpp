@@ -1,6 +1,6 @@
 #include "sim/hardware/platform.hpp"
 
-#include "sim/core/errors.hpp"
+#include "sim/core/base/errors.hpp"
 
 #include <simgrid/s4u.hpp>
 
@@ -17,27 +17,24 @@ CpuScheduler& Platform::scheduler_of(const sg4::Host* cpu) const {
   return *it->second;
 }
 
-Platform::Platform(const Scenario& scenario) : scenario_(scenario) {
+Platform::Platform(const PlatformSpec& spec) {
   zone_ = sg4::create_full_zone("mlsim");
-  switch_link_ = add_link("network-switch", "switch", 1e15, scenario.network.switch_latency.value());
+  switch_link_ = add_link("network-switch", "switch", 1e15, spec.network.switch_latency.value());
   // Trainer nodes first, so that trainer instance i has node id i.
-  for (const auto& spec : scenario.nodes)
-    if (spec.role == "trainer")
-      for (int i = 0; i < (spec.accelerator_count > 0 ? scenario.simulated_trainer_nodes() : spec.count); ++i)
-        build_node(spec, i, true);
-  for (const auto& spec : scenario.nodes)
-    if (spec.role != "trainer")
-      for (int i = 0; i < spec.count; ++i)
-        build_node(spec, i, false);
-  if (scenario.storage.present) {
+  for (const auto& node : *spec.nodes)
+    if (node.role == "trainer")
+      for (int i = 0; i < (node.accelerator_count > 0 ? spec.simulated_trainer_nodes : node.count); ++i)
+        build_node(node, i, true);
+  for (const auto& node : *spec.nodes)
+    if (node.role != "trainer")
+      for (int i = 0; i < node.count; ++i)
+        build_node(node, i, false);
+  if (spec.storage.present) {
     storage_ = zone_->create_host("storage", kWorkPerSecond)->seal();
-    storage_ops_ = zone_->create_host("storage.ops", scenario.storage.random_read_iops *
-                                                            scenario.simulated_trainer_nodes() /
-                                                            scenario.trainer_node().count)
-                       ->seal();
     // With replica folding the simulated nodes get their share of the shared storage.
-    double share = static_cast<double>(scenario.simulated_trainer_nodes()) / scenario.trainer_node().count;
-    storage_link_ = add_link("storage.egress", "storage", scenario.storage.bandwidth.value() * share, 0.0);
+    double share = static_cast<double>(spec.simulated_trainer_nodes) / spec.job_trainer_nodes;
+    storage_ops_ = zone_->create_host("storage.ops", spec.storage.random_read_iops * share)->seal();
+    storage_link_ = add_link("storage.egress", "storage", spec.storage.bandwidth.value() * share, 0.0);
     int id = next_node_id_++;
     uplinks_[storage_] = {id, {}};
     nic_of_node_[id] = storage_link_;
@@ -122,8 +119,7 @@ void Platform::build_node(const NodeSpec& spec, int instance, bool trainer) {
   for (const auto& d : spec.disks) {
     DiskHosts dh;
     dh.spec = &d;
-    dh.disk = node.cpu->create_disk(node.name + "." + d.name, d.sequential_read.value(), d.sequential_read.value());
-    dh.disk->seal();
+    dh.transfer = zone_->create_host(node.name + "." + d.name + ".transfer", d.sequential_read.value())->seal();
     dh.ops = zone_->create_host(node.name + "." + d.name + ".ops", d.random_read_iops)->seal();
     node.disks.push_back(dh);
   }

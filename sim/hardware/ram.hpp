@@ -7,8 +7,8 @@
 // Ignores: NUMA, per-channel limits, cache hierarchy.
 #pragma once
 
-#include "sim/core/config_node.hpp"
-#include "sim/core/units.hpp"
+#include "sim/core/base/config_node.hpp"
+#include "sim/core/base/units.hpp"
 
 namespace mlsim {
 

@@ -1,6 +1,6 @@
 #include "sim/pipeline/collective.hpp"
 
-#include "sim/core/errors.hpp"
+#include "sim/core/base/errors.hpp"
 
 #include <simgrid/s4u.hpp>
 

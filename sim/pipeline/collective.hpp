@@ -40,7 +40,7 @@
 // (platform.hpp); beyond that finalize() says so with an InputError.
 #pragma once
 
-#include "sim/core/recorder.hpp"
+#include "sim/core/base/recorder.hpp"
 #include "sim/hardware/platform.hpp"
 
 #include <simgrid/forward.h>

@@ -1,5 +1,7 @@
 #include "sim/pipeline/input_pipeline.hpp"
 
+#include "sim/pipeline/pipeline_counters.hpp"
+
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
@@ -10,9 +12,9 @@ namespace sg4 = simgrid::s4u;
 namespace mlsim {
 
 InputPipeline::InputPipeline(Setup setup)
-    : s_(std::move(setup)), flow_(s_.scenario->pipeline, s_.scenario->dataset, s_.node->spec->cpu) {
-  const Scenario& sc = *s_.scenario;
-  const PipelineSpec& p = sc.pipeline;
+    : s_(std::move(setup)), flow_(*s_.job->pipeline, *s_.job->dataset, s_.node->spec->cpu) {
+  const JobContext& job = *s_.job;
+  const PipelineSpec& p = *job.pipeline;
   int cores = 0;
   if (p.placement == "service") {
     for (auto& svc : s_.platform->service_nodes())
@@ -36,9 +38,8 @@ InputPipeline::InputPipeline(Setup setup)
   chunks_per_batch_ = p.whole_batch_workers ? 1 : p.chunks_per_batch > 0 ? p.chunks_per_batch : workers_;
   to_read_.available = sg4::Semaphore::create(0);
   to_map_.available = sg4::Semaphore::create(0);
-  int trainer_nodes = sc.trainer_node().count; // the job's nodes share the dataset, folded or not
-  shard_samples_ = static_cast<double>(sc.dataset.samples) / trainer_nodes;
-  shard_bytes_ = shard_samples_ * sc.dataset.sample_size.mean().value();
+  shard_samples_ = static_cast<double>(job.dataset->samples) / job.job_trainer_nodes;
+  shard_bytes_ = shard_samples_ * job.dataset->sample_size.mean().value();
   for (const auto& st : p.stages)
     stage_names_.push_back(s_.recorder->intern(st.name));
 }
@@ -54,36 +55,36 @@ void InputPipeline::start() {
     sg4::Host* h = worker_hosts_[static_cast<size_t>(w) % worker_hosts_.size()];
     sg4::Actor::create(s_.node->name + ".worker" + std::to_string(w), h, [this, w] { work_loop(w); })->daemonize();
   }
-  rec->set("pipeline.workers", rec->counter("pipeline.workers") + workers_);
+  rec->add(pipeline_counters::workers(), workers_);
 }
 
 std::vector<double> InputPipeline::draw_batch(int gpu, long index) {
-  const Scenario& sc = *s_.scenario;
+  const JobContext& job = *s_.job;
   int rank = s_.first_rank + gpu;
   // Coordinated reads: every trainer of a round gets a batch drawn from the same sizes.
-  std::seed_seq seq = sc.pipeline.coordinated_reads
-                          ? std::seed_seq{static_cast<unsigned>(sc.run.seed), 0x9e37u, static_cast<unsigned>(index)}
-                          : std::seed_seq{static_cast<unsigned>(sc.run.seed), static_cast<unsigned>(rank + 1),
+  std::seed_seq seq = job.pipeline->coordinated_reads
+                          ? std::seed_seq{static_cast<unsigned>(job.run->seed), 0x9e37u, static_cast<unsigned>(index)}
+                          : std::seed_seq{static_cast<unsigned>(job.run->seed), static_cast<unsigned>(rank + 1),
                                           static_cast<unsigned>(index)};
   std::mt19937_64 rng(seq);
-  std::vector<double> sizes(static_cast<size_t>(sc.pipeline.batch_size));
+  std::vector<double> sizes(static_cast<size_t>(job.pipeline->batch_size));
   for (auto& s : sizes)
-    s = sc.dataset.sample_size.draw(rng).value();
+    s = job.dataset->sample_size.draw(rng).value();
   return sizes;
 }
 
 // The node's samples read so far decide the epoch: epoch 1 reads storage.
 bool InputPipeline::read_from_ram(long node_batch) const {
-  const DatasetSpec& d = s_.scenario->dataset;
+  const DatasetSpec& d = (*s_.job->dataset);
   if (d.location == "ram")
     return true;
-  double offset = static_cast<double>(node_batch) * static_cast<double>(s_.scenario->pipeline.batch_size);
+  double offset = static_cast<double>(node_batch) * static_cast<double>(s_.job->pipeline->batch_size);
   bool later_epoch = offset >= shard_samples_;
   return later_epoch && d.page_cache && shard_bytes_ <= s_.node->spec->ram.page_cache_capacity().value();
 }
 
 bool InputPipeline::cache_hit(long node_batch) const {
-  double offset = static_cast<double>(node_batch) * static_cast<double>(s_.scenario->pipeline.batch_size);
+  double offset = static_cast<double>(node_batch) * static_cast<double>(s_.job->pipeline->batch_size);
   return flow_.has_cache() && offset >= shard_samples_;
 }
 
@@ -100,11 +101,11 @@ InputPipeline::Chunk InputPipeline::take(WorkQueue& q) {
 }
 
 void InputPipeline::fill_shuffle_buffer() {
-  const PipelineSpec& p = s_.scenario->pipeline;
+  const PipelineSpec& p = (*s_.job->pipeline);
   for (size_t k = 0; k < p.stages.size(); ++k) {
     if (p.stages[k].kind != StageKind::shuffle)
       continue;
-    std::seed_seq seq{static_cast<unsigned>(s_.scenario->run.seed), 0x5u, static_cast<unsigned>(s_.node_id)};
+    std::seed_seq seq{static_cast<unsigned>(s_.job->run->seed), 0x5u, static_cast<unsigned>(s_.node_id)};
     std::mt19937_64 rng(seq);
     long id = next_batch_id_++;
     Pending& pend = pending_[id]; // no accelerator receives it
@@ -116,7 +117,7 @@ void InputPipeline::fill_shuffle_buffer() {
       c.batch_id = id;
       c.end_stage = k;
       for (size_t i = 0; i < chunk && left > 0; ++i, --left)
-        c.stored_bytes.push_back(s_.scenario->dataset.sample_size.draw(rng).value());
+        c.stored_bytes.push_back(s_.job->dataset->sample_size.draw(rng).value());
       put(readers_ > 0 ? to_read_ : to_map_, std::move(c));
     }
     return;
@@ -128,7 +129,7 @@ void InputPipeline::dispatch() {
   int gpus = static_cast<int>(s_.queues.size());
   // Per-accelerator loaders (pytorch, keras) build one batch per accelerator;
   // element-parallel pipelines (tf.data) build the node's global batch and split it.
-  bool per_accelerator = s_.scenario->pipeline.whole_batch_workers;
+  bool per_accelerator = s_.job->pipeline->whole_batch_workers;
   long node_batch = 0;
   for (long index = 0; s_.batches_per_queue < 0 || index < s_.batches_per_queue; ++index) {
     std::vector<std::vector<int>> groups;
@@ -173,7 +174,7 @@ void InputPipeline::dispatch() {
 }
 
 void InputPipeline::read_chunk(const Chunk& c, sg4::Host* where, uint32_t track) {
-  const DatasetSpec& d = s_.scenario->dataset;
+  const DatasetSpec& d = (*s_.job->dataset);
   double t0 = sg4::Engine::get_clock();
   double n = static_cast<double>(c.stored_bytes.size());
   double stored = std::accumulate(c.stored_bytes.begin(), c.stored_bytes.end(), 0.0);
@@ -186,7 +187,7 @@ void InputPipeline::read_chunk(const Chunk& c, sg4::Host* where, uint32_t track)
     ops->set_host(s_.platform->storage_ops())->start();
     s_.platform->transfer(s_.platform->storage_host(), where, bytes)->wait();
     ops->wait();
-    sg4::this_actor::sleep_for(n * s_.scenario->storage.latency.value());
+    sg4::this_actor::sleep_for(n * s_.job->storage->latency.value());
   } else {
     const DiskHosts* disk = nullptr;
     for (const auto& dh : s_.node->disks)
@@ -194,16 +195,16 @@ void InputPipeline::read_chunk(const Chunk& c, sg4::Host* where, uint32_t track)
         disk = &dh;
     sg4::ExecPtr ops = sg4::this_actor::exec_init(n);
     ops->set_host(disk->ops)->start();
-    disk->disk->read(static_cast<sg_size_t>(bytes));
+    sg4::this_actor::exec_init(bytes)->set_host(disk->transfer)->wait();
     ops->wait();
     sg4::this_actor::sleep_for(n * disk->spec->latency.value());
   }
   double t1 = sg4::Engine::get_clock();
   auto* rec = s_.recorder;
   rec->span(track, rec->intern("read"), rec->intern("input"), t0, t1);
-  rec->add(c.from_ram ? "read.ram_bytes" : "read.storage_bytes", bytes);
-  rec->add("read.samples", n);
-  rec->add("read.busy_seconds", t1 - t0);
+  rec->add(c.from_ram ? pipeline_counters::read_ram_bytes() : pipeline_counters::read_storage_bytes(), bytes);
+  rec->add(pipeline_counters::read_samples(), n);
+  rec->add(pipeline_counters::read_busy_seconds(), t1 - t0);
 }
 
 void InputPipeline::read_loop(int reader) {
@@ -231,7 +232,7 @@ void InputPipeline::work_loop(int worker) {
 }
 
 void InputPipeline::process_chunk(const Chunk& c, uint32_t track) {
-  const PipelineSpec& p = s_.scenario->pipeline;
+  const PipelineSpec& p = (*s_.job->pipeline);
   auto* rec = s_.recorder;
   size_t stages = p.stages.size();
   double n = static_cast<double>(c.stored_bytes.size());
@@ -274,7 +275,7 @@ void InputPipeline::process_chunk(const Chunk& c, uint32_t track) {
 }
 
 void InputPipeline::collate_and_deliver(long batch_id, uint32_t track) {
-  const PipelineSpec& p = s_.scenario->pipeline;
+  const PipelineSpec& p = (*s_.job->pipeline);
   auto* rec = s_.recorder;
   Pending& pend = pending_.at(batch_id);
   if (pend.gpus.empty()) { // the shuffle buffer is full: nothing to deliver
@@ -289,15 +290,15 @@ void InputPipeline::collate_and_deliver(long batch_id, uint32_t track) {
   if (p.batching.padding == "longest") {
     b.bytes = pend.max_bytes * b.samples;
     b.padded_fraction = b.bytes > 0 ? 1.0 - pend.bytes / shares / b.bytes : 0.0;
-    double nominal = flow_.final_bytes(s_.scenario->dataset.sample_size.mean().value());
+    double nominal = flow_.final_bytes(s_.job->dataset->sample_size.mean().value());
     b.compute_scale = nominal > 0 ? pend.max_bytes / nominal : 1.0;
   }
   std::vector<int> gpus = pend.gpus;
   // Stage work counts for delivered batches only (the run ends with some in flight).
   for (size_t i = 0; i < pend.stage_cost.size(); ++i)
     if (pend.stage_cost[i] > 0) {
-      rec->add("stage." + p.stages[i].name + ".core_seconds", pend.stage_cost[i]);
-      rec->add("stage." + p.stages[i].name + ".samples", pend.samples);
+      rec->add(pipeline_counters::stage_core_seconds(p.stages[i].name), pend.stage_cost[i]);
+      rec->add(pipeline_counters::stage_samples(p.stages[i].name), pend.samples);
     }
   pending_.erase(batch_id);
   double collate = (p.batching.collate.for_sample(b.bytes, 0).value() +
@@ -306,7 +307,7 @@ void InputPipeline::collate_and_deliver(long batch_id, uint32_t track) {
     double c0 = sg4::Engine::get_clock();
     s_.platform->scheduler_of(sg4::this_actor::get_host()).run(collate * kWorkPerSecond);
     rec->span(track, rec->intern("collate"), rec->intern("input"), c0, sg4::Engine::get_clock());
-    rec->add("stage.collate.core_seconds", collate);
+    rec->add(pipeline_counters::collate_core_seconds(), collate);
   }
   sg4::Host* here = sg4::this_actor::get_host();
   if (here != s_.node->cpu) { // a data-service worker sends the batch to the trainer node
@@ -316,7 +317,7 @@ void InputPipeline::collate_and_deliver(long batch_id, uint32_t track) {
   }
   for (int g : gpus)
     s_.queues[static_cast<size_t>(g)]->push(b);
-  rec->add("pipeline.batches", shares);
+  rec->add(pipeline_counters::batches(), shares);
 }
 
 } // namespace mlsim

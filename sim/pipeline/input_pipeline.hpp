@@ -26,8 +26,8 @@
 // scheduling noise, memory allocation.
 #pragma once
 
-#include "sim/core/recorder.hpp"
-#include "sim/core/scenario.hpp"
+#include "sim/core/base/recorder.hpp"
+#include "sim/pipeline/job_spec.hpp"
 #include "sim/hardware/platform.hpp"
 #include "sim/pipeline/batch_queue.hpp"
 #include "sim/pipeline/sample_flow.hpp"
@@ -43,7 +43,7 @@ namespace mlsim {
 class InputPipeline {
 public:
   struct Setup {
-    const Scenario* scenario = nullptr;
+    const JobContext* job = nullptr;
     Platform* platform = nullptr;
     Recorder* recorder = nullptr;
     NodeInstance* node = nullptr;          // the trainer node fed

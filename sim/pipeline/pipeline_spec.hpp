@@ -14,8 +14,8 @@
 //                    the step unless `workers`/`prefetch` are given.
 #pragma once
 
-#include "sim/core/config_node.hpp"
-#include "sim/core/units.hpp"
+#include "sim/core/base/config_node.hpp"
+#include "sim/core/base/units.hpp"
 #include "sim/hardware/cpu.hpp"
 
 #include <optional>

@@ -10,7 +10,8 @@
 // memory, modelled by the pipeline runtime).
 #pragma once
 
-#include "sim/core/scenario.hpp"
+#include "sim/hardware/cpu.hpp"
+#include "sim/pipeline/job_spec.hpp"
 
 #include <vector>
 

@@ -6,8 +6,8 @@
 // the same seed gives the same sizes.
 #pragma once
 
-#include "sim/core/config_node.hpp"
-#include "sim/core/units.hpp"
+#include "sim/core/base/config_node.hpp"
+#include "sim/core/base/units.hpp"
 
 #include <random>
 #include <string>

@@ -9,7 +9,7 @@
 // of the backward pass. Ops from `optimizer_begin` on wait for every bucket.
 #pragma once
 
-#include "sim/core/units.hpp"
+#include "sim/core/base/units.hpp"
 
 #include <string>
 #include <vector>

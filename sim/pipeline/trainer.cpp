@@ -32,7 +32,7 @@ double Trainer::run_device_ops(size_t begin, size_t end, double scale, bool trac
 }
 
 void Trainer::run() {
-  const Scenario& sc = *s_.scenario;
+  const JobContext& job = *s_.job;
   const StepPlan& plan = *s_.plan;
   auto* rec = s_.recorder;
   sg4::Host* gpu = s_.node->accelerators[static_cast<size_t>(s_.local_rank)];
@@ -48,29 +48,29 @@ void Trainer::run() {
   for (const auto& b : plan.buckets)
     buckets_after[std::min(b.ready_after_op, n_ops == 0 ? 0 : n_ops - 1)].push_back(b.bytes.value());
 
-  for (long step = 0; step < sc.run.steps; ++step) {
+  for (long step = 0; step < job.run->steps; ++step) {
     StepRecord r;
     r.rank = s_.rank;
     r.step = step;
     r.start = sg4::Engine::get_clock();
-    bool trace = step < s_.trace_steps || step >= sc.run.steps - 1;
+    bool trace = step < s_.trace_steps || step >= job.run->steps - 1;
     Batch batch = s_.queue->pop();
     double t = sg4::Engine::get_clock();
     r.input = t - r.start;
     rec->span(track, name_wait, cat_input, r.start, t);
     r.padded_fraction = batch.padded_fraction;
 
-    if (!sc.trainer_node().pcie.pinned) // pageable: the driver stages through a pinned buffer
+    if (!s_.node->spec->pcie.pinned) // pageable: the driver stages through a pinned buffer
       sg4::this_actor::exec_init(batch.bytes)->set_host(s_.node->ram_bus)->wait();
     s_.platform->transfer(cpu, gpu, batch.bytes)->wait();
     double t2 = sg4::Engine::get_clock();
     r.h2d = t2 - t;
     rec->span(track, name_h2d, cat_h2d, t, t2);
 
-    if (sc.pipeline.device_stage.present) {
-      const auto& ds = sc.pipeline.device_stage;
+    if (job.pipeline->device_stage.present) {
+      const auto& ds = job.pipeline->device_stage;
       double per_sample_bytes = batch.samples > 0 ? batch.bytes / batch.samples : 0;
-      double pixels = sc.dataset.width.value_or(0) * sc.dataset.height.value_or(0);
+      double pixels = job.dataset->width.value_or(0) * job.dataset->height.value_or(0);
       double d = ds.cost.for_sample(per_sample_bytes, pixels).value() * batch.samples;
       double d0 = sg4::Engine::get_clock();
       sg4::this_actor::execute(d * kWorkPerSecond);

@@ -12,8 +12,8 @@
 // Variable-size batches scale device time by the batch's compute_scale.
 #pragma once
 
-#include "sim/core/recorder.hpp"
-#include "sim/core/scenario.hpp"
+#include "sim/core/base/recorder.hpp"
+#include "sim/pipeline/job_spec.hpp"
 #include "sim/hardware/platform.hpp"
 #include "sim/pipeline/batch_queue.hpp"
 #include "sim/pipeline/collective.hpp"
@@ -24,7 +24,7 @@ namespace mlsim {
 class Trainer {
 public:
   struct Setup {
-    const Scenario* scenario = nullptr;
+    const JobContext* job = nullptr;
     Platform* platform = nullptr;
     Recorder* recorder = nullptr;
     NodeInstance* node = nullptr;

@@ -1,6 +1,6 @@
 #include "sim/validate/calibrate.hpp"
 
-#include "sim/core/errors.hpp"
+#include "sim/core/base/errors.hpp"
 #include "sim/validate/calib_dataset.hpp"
 #include "sim/validate/gpu/gpu_bench.hpp"
 #include "sim/validate/gpu/gpu_results_json.hpp"

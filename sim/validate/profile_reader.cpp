@@ -1,7 +1,7 @@
 // Reads a calibrated profile back through the scenario unit parser.
 #include "sim/validate/profile.hpp"
 
-#include "sim/core/config_node.hpp"
+#include "sim/core/base/config_node.hpp"
 #include "sim/hardware/pcie.hpp"
 
 namespace mlsim::validate {

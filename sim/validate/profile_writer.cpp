@@ -2,7 +2,7 @@
 // Follow preset schema changes here.
 #include "sim/validate/profile.hpp"
 
-#include "sim/core/atomic_file.hpp"
+#include "sim/core/base/atomic_file.hpp"
 #include "sim/hardware/pcie.hpp"
 
 #include <yaml-cpp/yaml.h>

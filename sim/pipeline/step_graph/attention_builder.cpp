@@ -2,7 +2,7 @@
 // QKV projection, scores Q K^T (B*H batched S x S x d), softmax in fp32 under
 // mixed precision, context P V, output projection. The scores and context
 // GEMMs are counted in full (no causal halving), as dense kernels run them.
-#include "sim/core/errors.hpp"
+#include "sim/core/base/errors.hpp"
 #include "sim/pipeline/step_graph/layer_builders.hpp"
 
 namespace mlsim {

@@ -16,7 +16,7 @@
 // (momentum 1, RMSprop 1, Adam 2 tensors per weight).
 #pragma once
 
-#include "sim/core/config_node.hpp"
+#include "sim/core/base/config_node.hpp"
 #include "sim/pipeline/step_graph/op_graph.hpp"
 
 namespace mlsim {

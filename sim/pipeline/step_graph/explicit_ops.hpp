@@ -6,7 +6,7 @@
 // scales with the batch) and its inputs (default: the previous op).
 #pragma once
 
-#include "sim/core/config_node.hpp"
+#include "sim/core/base/config_node.hpp"
 #include "sim/pipeline/step_graph/op_graph.hpp"
 
 #include <string>

@@ -12,7 +12,7 @@
 // PyTorch DDP), input_dtype (dtype of the batch on arrival, default fp32).
 #pragma once
 
-#include "sim/core/config_node.hpp"
+#include "sim/core/base/config_node.hpp"
 #include "sim/pipeline/step_graph/backward_rules.hpp"
 #include "sim/pipeline/step_graph/explicit_ops.hpp"
 #include "sim/pipeline/step_graph/layer_spec.hpp"

@@ -1,6 +1,6 @@
 #include "sim/pipeline/step_graph/layer_builders.hpp"
 
-#include "sim/core/errors.hpp"
+#include "sim/core/base/errors.hpp"
 
 #include <numeric>
 

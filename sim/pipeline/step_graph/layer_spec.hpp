@@ -7,7 +7,7 @@
 // add) are written.
 #pragma once
 
-#include "sim/core/config_node.hpp"
+#include "sim/core/base/config_node.hpp"
 #include "sim/pipeline/step_plan.hpp"
 
 #include <string>

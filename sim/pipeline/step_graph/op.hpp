@@ -8,7 +8,7 @@
 // m = batch x output positions, n = output channels, k = in_channels x kh x kw.
 #pragma once
 
-#include "sim/core/units.hpp"
+#include "sim/core/base/units.hpp"
 #include "sim/hardware/accelerator.hpp"
 #include "sim/pipeline/step_plan.hpp"
 

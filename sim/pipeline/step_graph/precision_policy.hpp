@@ -17,7 +17,7 @@
 // casts fused into neighbouring kernels.
 #pragma once
 
-#include "sim/core/config_node.hpp"
+#include "sim/core/base/config_node.hpp"
 #include "sim/pipeline/step_graph/op_graph.hpp"
 #include "sim/pipeline/step_graph/stack_profile.hpp"
 

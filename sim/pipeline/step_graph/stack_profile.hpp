@@ -12,7 +12,7 @@
 // (cuDNN autotuning), fusion.
 #pragma once
 
-#include "sim/core/config_node.hpp"
+#include "sim/core/base/config_node.hpp"
 #include "sim/pipeline/step_graph/op.hpp"
 
 #include <map>

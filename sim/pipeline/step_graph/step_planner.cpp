@@ -1,6 +1,6 @@
 #include "sim/pipeline/step_graph/step_planner.hpp"
 
-#include "sim/core/errors.hpp"
+#include "sim/core/base/errors.hpp"
 #include "sim/pipeline/step_graph/forward_graph.hpp"
 
 namespace mlsim {

@@ -1,6 +1,6 @@
 #include "sim/validate/gpu/gpu_results_json.hpp"
 
-#include "sim/core/errors.hpp"
+#include "sim/core/base/errors.hpp"
 
 #include <nlohmann/json.hpp>
 

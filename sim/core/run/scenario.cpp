@@ -1,0 +1,233 @@
+#include "sim/core/run/scenario.hpp"
+
+#include "sim/hardware/preset_library.hpp"
+#include "sim/pipeline/sample_flow.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+namespace mlsim {
+namespace {
+
+NodeSpec parse_node(const ConfigNode& node, size_t index) {
+  node.allow_only({"name", "count", "role", "price", "cpu", "ram", "disks", "nic", "pcie", "accelerators", "nvlink"});
+  NodeSpec n;
+  n.name = node.get_string("name", "node" + std::to_string(index));
+  n.count = static_cast<int>(node.get_integer("count", 1, 1, 100000));
+  n.role = node.get_choice("role", {"trainer", "data_service"}, "trainer");
+  n.price = node.get_quantity<DollarsPerSec>("price", DollarsPerSec(0.0), false);
+  n.cpu = parse_cpu(resolve_preset(node.required("cpu"), "cpus", "cpu"));
+  n.ram = parse_ram(resolve_preset(node.required("ram"), "ram", "ram"));
+  if (ConfigNode disks = node.child("disks"); disks.defined()) {
+    std::set<std::string> names;
+    for (const auto& d : disks.items()) {
+      DiskSpec spec = parse_disk(resolve_preset(d, "disks", "disk"));
+      if (!names.insert(spec.name).second)
+        d.fail("a unique disk name", "a second disk named '" + spec.name + "'");
+      n.disks.push_back(spec);
+    }
+  }
+  n.nic = parse_nic(resolve_preset(node.required("nic"), "nics", "nic"));
+  if (ConfigNode acc = node.child("accelerators"); acc.defined()) {
+    ConfigNode resolved = resolve_preset(acc, "accelerators", "accelerator");
+    n.accelerator_count = static_cast<int>(resolved.get_integer("count", 1, 1, 1024));
+    n.accelerator = parse_accelerator(resolved);
+    n.pcie = parse_pcie(resolve_preset(node.required("pcie"), "pcie", "pcie"));
+    n.nvlink = parse_nvlink(resolve_preset(node.child("nvlink"), "nvlink", "nvlink"));
+  } else if (node.has("pcie")) {
+    n.pcie = parse_pcie(resolve_preset(node.child("pcie"), "pcie", "pcie"));
+  }
+  if (n.role == "data_service" && n.accelerator_count > 0)
+    node.child("accelerators").fail("no accelerators on a data_service node", "some");
+  return n;
+}
+
+DatasetSpec parse_dataset(const ConfigNode& node, const Scenario& s) {
+  node.allow_only({"samples", "sample_size", "image", "location", "disk", "page_cache"});
+  DatasetSpec d;
+  d.samples = node.get_integer("samples", std::nullopt, 1);
+  d.sample_size = SampleSizeDistribution::parse(node.required("sample_size"));
+  if (ConfigNode img = node.child("image"); img.defined()) {
+    img.allow_only({"width", "height", "channels"});
+    d.width = img.get_number("width", std::nullopt, 1);
+    d.height = img.get_number("height", std::nullopt, 1);
+    d.channels = img.get_number("channels", 3.0, 1);
+  }
+  d.location = node.get_choice("location", {"local", "remote", "ram"}, "local");
+  d.page_cache = node.get_bool("page_cache", true);
+  if (d.location == "local") {
+    const NodeSpec& trainer = s.trainer_node();
+    if (trainer.disks.empty())
+      node.child("location").fail("a trainer node with a disk for a local dataset", "'local' but node '" +
+                                                                                          trainer.name + "' has no disks");
+    d.disk = node.get_string("disk", trainer.disks.front().name);
+    bool found = false;
+    for (const auto& disk : trainer.disks)
+      found = found || disk.name == d.disk;
+    if (!found)
+      node.child("disk").fail("the name of a disk of node '" + trainer.name + "'", node.child("disk").quoted());
+  } else if (d.location == "remote" && !s.storage.present) {
+    node.child("location").fail("hardware.storage to be set for a remote dataset", "'remote' without it");
+  }
+  return d;
+}
+
+StorageSpec parse_storage(const ConfigNode& node) {
+  StorageSpec st;
+  if (!node.defined())
+    return st;
+  node.allow_only({"bandwidth", "random_read_iops", "latency", "source"});
+  st.present = true;
+  st.bandwidth = node.get_quantity<BytesPerSec>("bandwidth");
+  st.random_read_iops = node.get_number("random_read_iops", 1e6, 1e-3);
+  st.latency = node.get_quantity<Seconds>("latency", Seconds(1e-3), false);
+  return st;
+}
+
+// Shuffle buffers and in-memory caches must fit in the trainer node's RAM (page-cache share).
+void check_memory_stages(const ConfigNode& pipeline, const Scenario& s) {
+  const NodeSpec& node = s.trainer_node();
+  SampleFlow flow(s.pipeline, s.dataset, node.cpu);
+  SampleTrace mean = flow.trace(s.dataset.sample_size.mean().value());
+  double ram = node.ram.page_cache_capacity().value();
+  auto stages = pipeline.child("stages");
+  for (size_t i = 0; i < s.pipeline.stages.size(); ++i) {
+    const StageSpec& st = s.pipeline.stages[i];
+    double bytes_in = i == 0 ? mean.stored_bytes : mean.bytes_after[i - 1];
+    double need = 0;
+    if (st.kind == StageKind::shuffle)
+      need = bytes_in * static_cast<double>(st.buffer_samples);
+    else if (st.kind == StageKind::cache)
+      need = bytes_in * static_cast<double>(s.dataset.samples) / node.count;
+    if (need > ram)
+      stages.items()[i].fail(fmt::format("a {} that fits in the node's RAM ({:.3g} GB usable of ram.size)",
+                                         st.kind == StageKind::shuffle ? "shuffle buffer" : "cache", ram / 1e9),
+                             fmt::format("{:.3g} GB", need / 1e9));
+  }
+}
+
+} // namespace
+
+const NodeSpec& Scenario::trainer_node() const {
+  for (const auto& n : nodes)
+    if (n.role == "trainer" && n.accelerator_count > 0)
+      return n;
+  throw InternalError("scenario without a trainer node");
+}
+
+PlatformSpec Scenario::platform_spec() const {
+  PlatformSpec p;
+  p.nodes = &nodes;
+  p.network = network;
+  p.storage = storage;
+  p.simulated_trainer_nodes = simulated_trainer_nodes();
+  p.job_trainer_nodes = trainer_node().count;
+  return p;
+}
+
+JobContext Scenario::job_context() const {
+  JobContext j;
+  j.pipeline = &pipeline;
+  j.dataset = &dataset;
+  j.storage = &storage;
+  j.run = &run;
+  j.job_trainer_nodes = trainer_node().count;
+  return j;
+}
+
+int Scenario::total_accelerators() const {
+  int total = 0;
+  for (const auto& n : nodes)
+    if (n.role == "trainer")
+      total += n.count * n.accelerator_count;
+  return total;
+}
+
+int Scenario::simulated_trainer_nodes() const {
+  const NodeSpec& t = trainer_node();
+  bool foldable = run.replica_folding && t.count > kFoldAbove && pipeline.placement != "service" &&
+                  (distribution.algorithm == "ring" || distribution.algorithm == "hierarchical");
+  return foldable ? 2 : t.count;
+}
+
+const NodeSpec* Scenario::find_node(const std::string& name) const {
+  for (const auto& n : nodes)
+    if (n.name == name)
+      return &n;
+  return nullptr;
+}
+
+Scenario load_scenario(const ConfigNode& root) {
+  root.allow_only({"name", "description", "hardware", "dataset", "pipeline", "model", "distribution", "run"});
+  Scenario s;
+  s.name = root.get_string("name", "scenario");
+  ConfigNode hw = root.required("hardware");
+  hw.allow_only({"nodes", "network", "storage"});
+  std::set<std::string> names;
+  auto node_items = hw.required("nodes").items();
+  for (size_t i = 0; i < node_items.size(); ++i) {
+    s.nodes.push_back(parse_node(node_items[i], i));
+    if (!names.insert(s.nodes.back().name).second)
+      node_items[i].fail("a unique node name", "a second node named '" + s.nodes.back().name + "'");
+  }
+  int trainer_groups = 0;
+  for (const auto& n : s.nodes)
+    trainer_groups += n.role == "trainer" && n.accelerator_count > 0;
+  if (trainer_groups != 1)
+    hw.child("nodes").fail("exactly one node group with accelerators (role: trainer)",
+                           std::to_string(trainer_groups));
+  if (ConfigNode net = hw.child("network"); net.defined()) {
+    net.allow_only({"switch_latency"});
+    s.network.switch_latency = net.get_quantity<Seconds>("switch_latency", Seconds(1e-6), false);
+  }
+  s.storage = parse_storage(hw.child("storage"));
+  s.dataset = parse_dataset(root.required("dataset"), s);
+  const NodeSpec& trainer = s.trainer_node();
+  s.pipeline = parse_pipeline(root.required("pipeline"), trainer.cpu);
+  if (s.pipeline.placement == "service") {
+    const NodeSpec* svc = s.find_node(s.pipeline.service_node);
+    if (!svc || svc->role != "data_service")
+      root.child("pipeline").child("service").child("node").fail("the name of a node with role: data_service",
+                                                               "'" + s.pipeline.service_node + "'");
+  }
+  check_memory_stages(root.child("pipeline"), s);
+  if (s.pipeline.placement == "service" && s.dataset.location == "local")
+    root.child("dataset").child("location").fail(
+        "remote or ram when the pipeline runs in a data service (its workers cannot read a trainer's disk)",
+        "'local'");
+  long long global_batch = s.pipeline.batch_size * s.total_accelerators();
+  if (global_batch > s.dataset.samples)
+    root.child("pipeline").child("batch_size").fail(
+        "a global batch (batch_size x " + std::to_string(s.total_accelerators()) + " accelerators) no larger than "
+        "dataset.samples = " + std::to_string(s.dataset.samples),
+        std::to_string(s.pipeline.batch_size) + " (global " + std::to_string(global_batch) + ")");
+  s.model = parse_model(root.required("model"));
+  s.batch_size_where = root.child("pipeline").child("batch_size").where();
+  if (ConfigNode dist = root.child("distribution"); dist.defined()) {
+    dist.allow_only({"algorithm"});
+    s.distribution.algorithm = dist.get_choice("algorithm", {"ring", "tree", "hierarchical", "parameter_server"}, "ring");
+  }
+  ConfigNode run = root.required("run");
+  run.allow_only({"steps", "warmup_steps", "seed", "replica_folding", "pipeline_stops_after_last_batch"});
+  s.run.replica_folding = run.get_bool("replica_folding", true);
+  s.run.pipeline_stops_after_last_batch = run.get_bool("pipeline_stops_after_last_batch", false);
+  s.run.steps = run.get_integer("steps", std::nullopt, 1, 10000000);
+  s.run.warmup_steps = run.get_integer("warmup_steps", std::nullopt, 0, 10000000);
+  s.run.seed = static_cast<unsigned long long>(run.get_integer("seed", std::nullopt, 0));
+  if (s.run.warmup_steps >= s.run.steps)
+    run.child("warmup_steps").fail("fewer warm-up steps than run.steps = " + std::to_string(s.run.steps),
+                                   std::to_string(s.run.warmup_steps));
+  return s;
+}
+
+Scenario load_scenario_file(const std::string& file, const std::vector<std::string>& overrides) {
+  ConfigNode root = ConfigNode::load_file(file);
+  if (!overrides.empty())
+    root = ConfigNode::with_overrides(root, overrides);
+  Scenario s = load_scenario(root);
+  s.file = file;
+  return s;
+}
+
+} // namespace mlsim

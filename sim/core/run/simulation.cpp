@@ -1,0 +1,117 @@
+#include "sim/core/run/simulation.hpp"
+
+#include "sim/core/base/engine.hpp"
+
+#include "sim/pipeline/collective.hpp"
+#include "sim/pipeline/input_pipeline.hpp"
+#include "sim/pipeline/trainer.hpp"
+
+#include <simgrid/s4u.hpp>
+
+#include <memory>
+
+namespace sg4 = simgrid::s4u;
+
+namespace mlsim {
+
+SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& options) {
+  SimulationOutput out;
+  auto engine = make_engine();
+  Platform platform(scenario.platform_spec());
+  const JobContext job = scenario.job_context();
+  Recorder& rec = out.recorder;
+
+  const NodeSpec& trainer_spec = scenario.trainer_node();
+  StepContext ctx;
+  ctx.accelerator = &trainer_spec.accelerator;
+  ctx.batch_per_device = scenario.pipeline.batch_size;
+  // Host-placed ops: a reference core's rate (the CPU host's speed applies when they run).
+  ctx.host_core_peak = trainer_spec.cpu.core_flops;
+  ctx.host_sixteen_bit_slowdown = trainer_spec.cpu.fp16_emulation_factor;
+  try {
+    out.plan = plan_step(scenario.model, ctx);
+  } catch (const InputError& e) { // a batch that does not fit: point at the batch size
+    std::string m = e.what();
+    auto at = m.find("model: ");
+    throw InputError(scenario.batch_size_where + ": pipeline.batch_size (with model '" + scenario.model.name +
+                     "'): " + (at == std::string::npos ? m : m.substr(at + 7)));
+  }
+
+  auto& nodes = platform.trainers();
+  std::vector<std::unique_ptr<BatchQueue>> queues;
+  std::vector<std::unique_ptr<InputPipeline>> pipelines;
+  std::vector<std::unique_ptr<Communicator>> comms;
+  std::vector<std::unique_ptr<Trainer>> trainers;
+  CollectiveGroup group;
+  group.platform = &platform;
+  group.recorder = &rec;
+  group.algorithm = collective_algorithm(scenario.distribution.algorithm);
+  for (auto& node : nodes)
+    for (auto* gpu : node.accelerators)
+      group.ranks.push_back(gpu);
+  const int job_nodes = trainer_spec.count, simulated_nodes = scenario.simulated_trainer_nodes();
+  if (simulated_nodes < job_nodes) {
+    group.job_ranks = job_nodes * trainer_spec.accelerator_count;
+    group.job_nodes = job_nodes;
+  }
+  group.finalize();
+  out.simulated_ranks = static_cast<int>(group.ranks.size());
+  out.ranks = job_nodes * trainer_spec.accelerator_count;
+  out.simulated_nodes = simulated_nodes;
+  for (const auto& b : out.plan.buckets)
+    out.collective_closed_form += group.closed_form_time(b.bytes.value());
+
+  int rank = 0;
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    NodeInstance& node = nodes[n];
+    InputPipeline::Setup ps;
+    ps.job = &job;
+    ps.platform = &platform;
+    ps.recorder = &rec;
+    ps.node = &node;
+    ps.node_id = static_cast<int>(n);
+    ps.first_rank = rank;
+    // The pipeline keeps producing until the trainers stop (its actors are daemons), so the last steps
+    // see the same contention as the others; tokens bound how far it runs ahead.
+    ps.batches_per_queue = scenario.run.pipeline_stops_after_last_batch ? scenario.run.steps : -1;
+    for (size_t k = 0; k < node.accelerators.size(); ++k) {
+      queues.push_back(std::make_unique<BatchQueue>(scenario.pipeline.prefetch));
+      ps.queues.push_back(queues.back().get());
+      comms.push_back(std::make_unique<Communicator>(&group, rank));
+      Trainer::Setup ts;
+      ts.job = &job;
+      ts.platform = &platform;
+      ts.recorder = &rec;
+      ts.node = &node;
+      ts.local_rank = static_cast<int>(k);
+      ts.rank = rank;
+      ts.plan = &out.plan;
+      ts.queue = queues.back().get();
+      ts.communicator = comms.back().get();
+      ts.trace_steps = options.trace_steps;
+      trainers.push_back(std::make_unique<Trainer>(ts));
+      ++rank;
+    }
+    pipelines.push_back(std::make_unique<InputPipeline>(ps));
+  }
+  out.workers_per_node = pipelines.empty() ? 0 : pipelines.front()->worker_count();
+  for (auto& p : pipelines)
+    p->start();
+  for (auto& c : comms)
+    c->start();
+  for (auto& t : trainers)
+    t->start();
+
+  engine->run();
+  out.end_time = sg4::Engine::get_clock();
+  size_t expected = static_cast<size_t>(scenario.run.steps) * static_cast<size_t>(out.simulated_ranks);
+  if (rec.steps().size() != expected)
+    throw InternalError("the simulation stopped after " + std::to_string(rec.steps().size()) + " of " +
+                        std::to_string(expected) + " trainer steps (a deadlock between pipeline and trainers)");
+  out.links = platform.links();
+  for (auto& q : queues)
+    out.queues.push_back(q->stats_at(out.end_time));
+  return out;
+}
+
+} // namespace mlsim

@@ -1,0 +1,36 @@
+// One simulation of a scenario on SimGrid: builds the engine and platform,
+// starts the input pipelines, communicators and trainers, runs to the end and
+// returns what the recorder saw. SimGrid allows one engine per process: call
+// simulate() once per process (sweeps fork a child per point, see isolated.hpp).
+#pragma once
+
+#include "sim/core/base/recorder.hpp"
+#include "sim/core/run/scenario.hpp"
+#include "sim/hardware/platform.hpp"
+#include "sim/pipeline/batch_queue.hpp"
+#include "sim/pipeline/step_plan.hpp"
+
+#include <vector>
+
+namespace mlsim {
+
+struct SimulationOutput {
+  Recorder recorder;
+  std::vector<LinkInfo> links;       // with bytes carried
+  std::vector<QueueStats> queues;    // one per accelerator's prefetch buffer
+  StepPlan plan;                     // the step of one accelerator of the trainer node
+  double end_time = 0.0;
+  int ranks = 0;           // accelerators of the job
+  int simulated_ranks = 0; // accelerators simulated (fewer with replica folding)
+  int simulated_nodes = 0;
+  int workers_per_node = 0;
+  double collective_closed_form = 0.0; // closed-form all-reduce time of all buckets back to back, uncontended
+};
+
+struct SimulationOptions {
+  long trace_steps = 3;
+};
+
+SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& options = {});
+
+} // namespace mlsim

@@ -1,0 +1,49 @@
+// The typed description of the training job around the models: the dataset, the run length, the
+// all-reduce choice, and the context the pipeline and trainer actors read (JobContext). Filled by the
+// scenario loader (sim/core/run/scenario.*).
+#pragma once
+
+#include "sim/hardware/node_spec.hpp"
+#include "sim/pipeline/model_spec.hpp"
+#include "sim/pipeline/pipeline_spec.hpp"
+#include "sim/pipeline/sample_size.hpp"
+
+#include <optional>
+#include <string>
+
+namespace mlsim {
+
+struct DatasetSpec {
+  long long samples = 0;
+  SampleSizeDistribution sample_size; // encoded bytes as stored
+  std::optional<double> width, height, channels; // decoded image shape, if images
+  std::string location = "local"; // local (a node disk), remote (storage), ram (preloaded)
+  std::string disk;               // local: the disk's name on each trainer node
+  bool page_cache = true;         // later epochs read RAM when the dataset fits
+};
+
+struct DistributionSpec {
+  std::string algorithm = "ring"; // ring | tree | hierarchical | parameter_server (sim/pipeline/collective.hpp)
+};
+
+struct RunSpec {
+  long steps = 20;
+  long warmup_steps = 2;
+  unsigned long long seed = 1;
+  bool replica_folding = true; // simulate 2 of many identical trainer nodes (see sim/core/run/scenario.hpp)
+  // false (default): the pipeline keeps producing until the trainers stop, so the last steps see the
+  // same contention as the others (steady state); true: it makes exactly `steps` batches per
+  // accelerator and stops, like a real loader given a fixed number of batches.
+  bool pipeline_stops_after_last_batch = false;
+};
+
+// What the input pipeline and trainer actors read of the job: their own specs, not the whole scenario.
+struct JobContext {
+  const PipelineSpec* pipeline = nullptr;
+  const DatasetSpec* dataset = nullptr;
+  const StorageSpec* storage = nullptr;
+  const RunSpec* run = nullptr;
+  int job_trainer_nodes = 1; // the job's trainer nodes share the dataset, folded or not
+};
+
+} // namespace mlsim

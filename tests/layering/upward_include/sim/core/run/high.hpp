@@ -1,0 +1,2 @@
+// A run-layer header (the target of the fixture's upward include).
+#pragma once
