@@ -57,6 +57,7 @@ public:
   const std::vector<Span>& spans() const { return spans_; }
   const std::vector<StepRecord>& steps() const { return steps_; }
   const std::map<std::string, double>& counters() const { return counters_; }
+  void replace_counters(std::map<std::string, double> counters) { counters_ = std::move(counters); }
 
   // Spans beyond this many are counted but not kept (traces of huge runs stay bounded).
   void set_span_limit(size_t limit) { span_limit_ = limit; }

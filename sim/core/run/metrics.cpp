@@ -117,7 +117,7 @@ void input_analysis(const Scenario& sc, const SimulationOutput& out, RunMetrics&
   double steady_start = 1e300;
   long steps = 0;
   for (const auto& r : rec.steps())
-    if (r.rank == 0 && r.step >= sc.run.warmup_steps) {
+    if (r.rank == 0 && r.step >= sc.run.warmup_steps && r.end <= out.simulated_end_time) { // simulated, not fast-forwarded
       steady_start = std::min(steady_start, r.start);
       ++steps;
       m.input_analysis.enqueue += r.h2d;
@@ -300,7 +300,8 @@ void bottleneck(const Scenario& sc, const SimulationOutput& out, RunMetrics& m) 
 RunMetrics compute_metrics(const Scenario& sc, const SimulationOutput& out) {
   RunMetrics m;
   m.scenario = sc.name;
-  m.steps_simulated = sc.run.steps;
+  m.steps_simulated = out.steps_simulated;
+  m.steps_requested = sc.run.steps;
   m.ranks = out.ranks;
   m.simulated_nodes = out.simulated_nodes;
   m.workers_per_node = out.workers_per_node;

@@ -55,7 +55,8 @@ struct InputAnalysis {
 
 struct RunMetrics {
   std::string scenario;
-  long steps_simulated = 0;
+  long steps_simulated = 0; // per accelerator; fewer than steps_requested after a fast-forward
+  long steps_requested = 0;
   double step_mean = 0, step_p50 = 0, step_p99 = 0;
   double throughput = 0;
   Breakdown breakdown;

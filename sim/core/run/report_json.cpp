@@ -18,6 +18,7 @@ nlohmann::ordered_json metrics_to_json(const RunMetrics& m) {
   json j;
   j["scenario"] = m.scenario;
   j["steps_simulated"] = m.steps_simulated;
+  j["steps_requested"] = m.steps_requested;
   j["accelerators"] = m.ranks;
   j["simulated_trainer_nodes"] = m.simulated_nodes;
   j["step_time_s"] = {{"mean", m.step_mean}, {"p50", m.step_p50}, {"p99", m.step_p99}};
@@ -80,6 +81,7 @@ RunMetrics metrics_from_json(const nlohmann::ordered_json& j) {
     RunMetrics m;
     m.scenario = j.at("scenario").get<std::string>();
     m.steps_simulated = j.at("steps_simulated").get<long>();
+    m.steps_requested = j.at("steps_requested").get<long>();
     m.ranks = j.at("accelerators").get<int>();
     m.simulated_nodes = j.at("simulated_trainer_nodes").get<int>();
     const auto& st = j.at("step_time_s");

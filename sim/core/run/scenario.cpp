@@ -209,7 +209,8 @@ Scenario load_scenario(const ConfigNode& root) {
     s.distribution.algorithm = dist.get_choice("algorithm", {"ring", "tree", "hierarchical", "parameter_server"}, "ring");
   }
   ConfigNode run = root.required("run");
-  run.allow_only({"steps", "warmup_steps", "seed", "replica_folding", "pipeline_stops_after_last_batch"});
+  run.allow_only({"steps", "warmup_steps", "seed", "replica_folding", "pipeline_stops_after_last_batch", "fast_forward"});
+  s.run.fast_forward = run.get_bool("fast_forward", true);
   s.run.replica_folding = run.get_bool("replica_folding", true);
   s.run.pipeline_stops_after_last_batch = run.get_bool("pipeline_stops_after_last_batch", false);
   s.run.steps = run.get_integer("steps", std::nullopt, 1, 10000000);
