@@ -5,8 +5,8 @@
 // scenario text itself, not taken from the loader.
 #include "sim/core/base/errors.hpp"
 #include "sim/core/base/input_file.hpp"
-#include "sim/core/run/scenario.hpp"
 #include "sim/core/base/yaml_document_check.hpp"
+#include "sim/core/run/scenario.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -21,35 +21,35 @@ using namespace mlsim;
 
 namespace {
 
-std::string temp_path(const std::string& stem) {
+std::string temp_path(const std::string &stem) {
   static int calls = 0;
-  return ::testing::TempDir() + "config_contract_" + std::to_string(::getpid()) + "_" + std::to_string(++calls) +
-         "_" + stem;
+  return ::testing::TempDir() + "config_contract_" + std::to_string(::getpid()) + "_" + std::to_string(++calls) + "_" +
+         stem;
 }
 
-std::string write_temp(const std::string& text) {
+std::string write_temp(const std::string &text) {
   std::string path = temp_path("scenario.yaml");
   std::ofstream(path, std::ios::binary) << text;
   return path;
 }
 
-std::string error_of_file(const std::string& path, const std::vector<std::string>& overrides = {}) {
+std::string error_of_file(const std::string &path, const std::vector<std::string> &overrides = {}) {
   try {
     load_scenario_file(path, overrides);
-  } catch (const InputError& e) {
+  } catch (const InputError &e) {
     return e.what();
   }
   return "no error";
 }
 
-std::string error_of(const std::string& text, const std::vector<std::string>& overrides = {}) {
+std::string error_of(const std::string &text, const std::vector<std::string> &overrides = {}) {
   std::string path = write_temp(text);
   std::string m = error_of_file(path, overrides);
   return m.rfind(path, 0) == 0 ? "FILE" + m.substr(path.size()) : m;
 }
 
 // "line:col" (1-based) of the first occurrence of `needle` in `text`, plus `shift` columns.
-std::string position_of(const std::string& text, const std::string& needle, int shift = 0) {
+std::string position_of(const std::string &text, const std::string &needle, int shift = 0) {
   size_t at = text.find(needle);
   EXPECT_NE(at, std::string::npos) << needle;
   size_t line_start = text.rfind('\n', at);
@@ -58,7 +58,7 @@ std::string position_of(const std::string& text, const std::string& needle, int 
   return std::to_string(line) + ":" + std::to_string(at - line_start + 1 + static_cast<size_t>(shift));
 }
 
-std::string replaced(std::string s, const std::string& from, const std::string& to) {
+std::string replaced(std::string s, const std::string &from, const std::string &to) {
   auto pos = s.find(from);
   EXPECT_NE(pos, std::string::npos) << from;
   return s.replace(pos, from.size(), to);
@@ -83,7 +83,8 @@ TEST(ConfigContract, ErrorInAnOverriddenValueNamesTheOverride) {
 // A missing key is reported at the mapping that should hold it.
 TEST(ConfigContract, MissingKeyHasTheMappingsPosition) {
   std::string text = replaced(fixtures::base_scenario(), "  batch_size: 32\n", "");
-  std::string expected = "FILE:" + position_of(text, "  framework: tf.data", 2) + ": pipeline.batch_size: expected an integer, got no value (the key is missing)";
+  std::string expected = "FILE:" + position_of(text, "  framework: tf.data", 2) +
+                         ": pipeline.batch_size: expected an integer, got no value (the key is missing)";
   EXPECT_EQ(error_of(text), expected);
   EXPECT_EQ(error_of(text, {"run.steps=50"}), expected);
 }
@@ -112,17 +113,21 @@ TEST(ConfigContract, QuantityBeyondDoubleIsItsOwnError) {
 TEST(ConfigContract, DuplicateKeyNamesBothLines) {
   std::string text = replaced(fixtures::base_scenario(), "  batch_size: 32\n", "  batch_size: 32\n  batch_size: 0\n");
   std::string second = position_of(text, "  batch_size: 0", 2);
-  std::string first_line = position_of(text, "  batch_size: 32").substr(0, position_of(text, "  batch_size: 32").find(':'));
+  std::string first_line =
+      position_of(text, "  batch_size: 32").substr(0, position_of(text, "  batch_size: 32").find(':'));
   std::string m = error_of(text);
   EXPECT_EQ(m.rfind("FILE:" + second + ": pipeline.batch_size: expected each key once in a mapping (first at line " +
-                        first_line + ")", 0),
+                        first_line + ")",
+                    0),
             0u)
       << m;
 }
 
 TEST(ConfigContract, DuplicateKeyInAFlowMappingAndInAnOverride) {
   std::string text = replaced(fixtures::base_scenario(), "{cores: 16, core_speed: 1.0}", "{cores: 32, cores: 0}");
-  EXPECT_EQ(error_of(text).rfind("FILE:" + position_of(text, "cores: 0") + ": hardware.nodes.0.cpu.cores: expected each key once", 0), 0u)
+  EXPECT_EQ(error_of(text).rfind(
+                "FILE:" + position_of(text, "cores: 0") + ": hardware.nodes.0.cpu.cores: expected each key once", 0),
+            0u)
       << error_of(text);
   std::string value = "{steps: 3, steps: 4, seed: 1, warmup_steps: 1}";
   std::string col = std::to_string(value.find("steps", 2) + 1); // the second one
@@ -142,10 +147,14 @@ TEST(ConfigContract, DuplicateKeyInsideAProfileFile) {
 TEST(ConfigContract, ComplexKeyIsAnInputErrorWithPosition) {
   std::string text = replaced(fixtures::base_scenario(), "  batch_size: 32\n", "  batch_size: 32\n  ? [a, b]\n  : 3\n");
   std::string m = error_of(text);
-  EXPECT_EQ(m.rfind("FILE:" + position_of(text, "[a, b]") + ": pipeline: expected a key name, got a list used as a key", 0), 0u)
+  EXPECT_EQ(
+      m.rfind("FILE:" + position_of(text, "[a, b]") + ": pipeline: expected a key name, got a list used as a key", 0),
+      0u)
       << m;
   std::string flow = replaced(fixtures::base_scenario(), "{cores: 16, core_speed: 1.0}", "{cores: 16, {x: 1}: 2}");
-  EXPECT_EQ(error_of(flow).rfind("FILE:" + position_of(flow, "{x: 1}") + ": hardware.nodes.0.cpu: expected a key name", 0), 0u)
+  EXPECT_EQ(
+      error_of(flow).rfind("FILE:" + position_of(flow, "{x: 1}") + ": hardware.nodes.0.cpu: expected a key name", 0),
+      0u)
       << error_of(flow);
 }
 
@@ -169,11 +178,19 @@ TEST(ConfigContract, ReferencedFileMustBeARegularBoundedFile) {
   std::string dir_text = replaced(fixtures::base_scenario(), "sample_size: 1 kB",
                                   "sample_size: {distribution: histogram, file: " + ::testing::TempDir() + "}");
   std::string m = error_of(dir_text);
-  EXPECT_EQ(m.rfind("FILE:" + position_of(dir_text, ::testing::TempDir() + "}") + ": dataset.sample_size.file: expected the name of a readable file (a regular file of at most 64 MiB)", 0), 0u) << m;
+  EXPECT_EQ(
+      m.rfind("FILE:" + position_of(dir_text, ::testing::TempDir() + "}") +
+                  ": dataset.sample_size.file: expected the name of a readable file (a regular file of at most 64 MiB)",
+              0),
+      0u)
+      << m;
   EXPECT_NE(m.find("(a directory)"), std::string::npos) << m;
 
   std::string dev = error_of(fixtures::base_scenario(), {"hardware.nodes.0.nic=/dev/zero"});
-  EXPECT_EQ(dev.rfind("--set hardware.nodes.0.nic=/dev/zero: hardware.nodes.0.nic: expected the name of a readable file", 0), 0u) << dev;
+  EXPECT_EQ(
+      dev.rfind("--set hardware.nodes.0.nic=/dev/zero: hardware.nodes.0.nic: expected the name of a readable file", 0),
+      0u)
+      << dev;
   EXPECT_NE(dev.find("(a character device)"), std::string::npos) << dev;
 
   std::string fifo = temp_path("fifo");
@@ -185,9 +202,7 @@ TEST(ConfigContract, ReferencedFileMustBeARegularBoundedFile) {
 
 TEST(ConfigContract, OversizedFileIsRejectedBeforeReading) {
   std::string big = temp_path("big.yaml");
-  {
-    std::ofstream out(big);
-  }
+  { std::ofstream out(big); }
   ASSERT_EQ(::truncate(big.c_str(), static_cast<off_t>(kMaxInputFileBytes) + 1), 0); // sparse: no disk used
   std::string m = error_of_file(big);
   EXPECT_EQ(m, big + ": expected a readable YAML file (a regular file of at most 64 MiB), got a file of 65 MiB, over "

@@ -33,20 +33,20 @@ std::string fresh_dir() {
   return d + "/";
 }
 
-std::vector<std::string> entries(const std::string& dir) {
+std::vector<std::string> entries(const std::string &dir) {
   std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir))
+  for (const auto &e : fs::directory_iterator(dir))
     names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
   return names;
 }
 
-int run_cli(const std::string& args) {
+int run_cli(const std::string &args) {
   int status = std::system((fixtures::mlsim_binary() + " " + args + " > /dev/null 2>&1").c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-std::string slurp(const std::string& path) {
+std::string slurp(const std::string &path) {
   std::ifstream in(path);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -65,14 +65,14 @@ pid_t dead_pid() {
   return pid;
 }
 
-pid_t spawn(const std::vector<std::string>& args) {
+pid_t spawn(const std::vector<std::string> &args) {
   pid_t pid = ::fork();
   if (pid == 0) {
-    std::vector<char*> argv;
+    std::vector<char *> argv;
     std::string bin = fixtures::mlsim_binary();
     argv.push_back(bin.data());
-    for (const auto& a : args)
-      argv.push_back(const_cast<char*>(a.c_str()));
+    for (const auto &a : args)
+      argv.push_back(const_cast<char *>(a.c_str()));
     argv.push_back(nullptr);
     std::freopen("/dev/null", "w", stderr);
     std::freopen("/dev/null", "w", stdout);
@@ -85,7 +85,7 @@ pid_t spawn(const std::vector<std::string>& args) {
 // Processes whose parent is `parent` (from /proc), alive and not zombies.
 std::vector<pid_t> live_children(pid_t parent) {
   std::vector<pid_t> out;
-  for (const auto& e : fs::directory_iterator("/proc")) {
+  for (const auto &e : fs::directory_iterator("/proc")) {
     std::string name = e.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos)
       continue;
@@ -119,8 +119,8 @@ TEST(OutputContract, UnwritableSecondOutputLeavesNoFirstOne) {
 
 TEST(OutputContract, BadInputAfterOutputsAreDeclaredLeavesNothing) {
   std::string d = fresh_dir();
-  EXPECT_EQ(run_cli("run " + quickstart() + kFast + " --set run.steps=0 --json " + d + "x.json --trace " + d + "t.json"),
-            2);
+  EXPECT_EQ(
+      run_cli("run " + quickstart() + kFast + " --set run.steps=0 --json " + d + "x.json --trace " + d + "t.json"), 2);
   EXPECT_TRUE(entries(d).empty());
 }
 
@@ -162,8 +162,8 @@ TEST(OutputContract, StaleTemporariesOfDeadRunsAreRemoved) {
 TEST(OutputContract, SigtermRemovesTemporaries) {
   std::string d = fresh_dir();
   // A long run (recommendations re-simulate), terminated once its temporaries exist.
-  pid_t pid = spawn({"run", quickstart(), "--quiet", "--set", "run.steps=3000", "--json", d + "x.json", "--trace",
-                     d + "t.json"});
+  pid_t pid = spawn({"run", quickstart(), "--quiet", "--set", "run.steps=3000", "--set", "run.fast_forward=false",
+                     "--json", d + "x.json", "--trace", d + "t.json"});
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (entries(d).size() < 2 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -179,7 +179,8 @@ TEST(OutputContract, SigtermRemovesTemporaries) {
 TEST(OutputContract, UnwritableOutputFailsBeforeSimulating) {
   // rightsize over 100 values and merge: exit 2 at once, naming the option.
   auto t0 = std::chrono::steady_clock::now();
-  EXPECT_EQ(run_cli("rightsize " + quickstart() + " --vary hardware.nodes.0.cpu.cores=1..100 --target 'stall<0.05' "
+  EXPECT_EQ(run_cli("rightsize " + quickstart() +
+                    " --vary hardware.nodes.0.cpu.cores=1..100 --target 'stall<0.05' "
                     "--out /nonexistent/dir/c.csv"),
             2);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
@@ -211,7 +212,8 @@ TEST(OutputContract, HugeGridIsRefusedUpFront) {
   std::string err = fresh_dir() + "err.txt";
   int status = std::system((fixtures::mlsim_binary() + " sweep " + quickstart() +
                             " --vary run.seed=1..1000 --vary pipeline.batch_size=1..1000 --vary "
-                            "hardware.nodes.0.cpu.cores=1..1000 --list > /dev/null 2> " + err)
+                            "hardware.nodes.0.cpu.cores=1..1000 --list > /dev/null 2> " +
+                            err)
                                .c_str());
   EXPECT_EQ(WEXITSTATUS(status), 2);
   EXPECT_NE(slurp(err).find("expected a grid of at most 1000000 points, got 1e+09 points"), std::string::npos)
@@ -220,7 +222,7 @@ TEST(OutputContract, HugeGridIsRefusedUpFront) {
 
 TEST(OutputContract, MergeRefusesPointsOutsideTheGridLimit) {
   std::string d = fresh_dir();
-  for (const char* p : {"-1", "4000000000", "4e9"}) {
+  for (const char *p : {"-1", "4000000000", "4e9"}) {
     std::ofstream(d + "a.csv") << "point,k,status\n" << p << ",1,ok\n";
     EXPECT_EQ(run_cli("merge " + d + "a.csv"), 2) << p;
   }
@@ -228,9 +230,9 @@ TEST(OutputContract, MergeRefusesPointsOutsideTheGridLimit) {
 
 TEST(OutputContract, KilledSweepLeavesNoChildRunning) {
   std::string d = fresh_dir();
-  // Points of ~100,000 steps each (minutes), two at a time: killed as soon as both children run.
-  pid_t sweep = spawn({"sweep", quickstart(), "--set", "run.steps=100000", "--vary", "run.seed=1..4", "--jobs", "2",
-                       "--out", d + "s.csv"});
+  // Points of 100,000 steps each, every one simulated (minutes), two at a time: killed as soon as both children run.
+  pid_t sweep = spawn({"sweep", quickstart(), "--set", "run.steps=100000", "--set", "run.fast_forward=false", "--vary",
+                       "run.seed=1..4", "--jobs", "2", "--out", d + "s.csv"});
   std::vector<pid_t> children;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (children.size() < 2 && std::chrono::steady_clock::now() < deadline) {
