@@ -1,12 +1,14 @@
 // mlsim: a discrete-event simulator of ML training systems.
 // Exit codes: 0 ok, 2 bad input, 1 internal error.
 #include "sim/core/app/commands.hpp"
+#include "sim/core/base/atomic_file.hpp"
 #include "sim/core/base/errors.hpp"
 #include "sim/hardware/preset_library.hpp"
 
 #include <iostream>
 
 int main(int argc, char** argv) {
+  mlsim::install_output_cleanup_on_signals(); // a Ctrl-C or kill leaves no temporary output behind
   CLI::App app{"mlsim: predict step time, input stalls and bottlenecks of ML training systems"};
   app.require_subcommand(1);
   app.set_version_flag("--version", [] {
