@@ -35,6 +35,8 @@ struct RunSpec {
   // same contention as the others (steady state); true: it makes exactly `steps` batches per
   // accelerator and stops, like a real loader given a fixed number of batches.
   bool pipeline_stops_after_last_batch = false;
+  Seconds max_wall{0.0};      // wall-clock limit of one simulation (0: none), see sim/core/base/run_watch.hpp
+  std::string max_wall_where; // its file:line:col, for the message when it is reached
 };
 
 // What the input pipeline and trainer actors read of the job: their own specs, not the whole scenario.

@@ -1,5 +1,7 @@
 #include "sim/pipeline/trainer.hpp"
 
+#include "sim/core/base/engine.hpp"
+
 #include <simgrid/s4u.hpp>
 
 namespace sg4 = simgrid::s4u;
@@ -8,7 +10,7 @@ namespace mlsim {
 
 void Trainer::start() {
   sg4::Host* gpu = s_.node->accelerators[static_cast<size_t>(s_.local_rank)];
-  sg4::Actor::create(gpu->get_name() + ".trainer", gpu, [this] { run(); });
+  spawn_actor(gpu->get_name() + ".trainer", gpu, [this] { run(); });
 }
 
 double Trainer::run_device_ops(size_t begin, size_t end, double scale, bool trace, uint32_t track) {
