@@ -198,3 +198,10 @@ TEST_P(SafetySignal, StopsCleanlyWithoutOutput) {
   EXPECT_NE(::access(json.c_str(), F_OK), 0);
 }
 INSTANTIATE_TEST_SUITE_P(Signals, SafetySignal, ::testing::Values(SIGINT, SIGTERM));
+
+// Was exit 1 (yaml-cpp's bad conversion, found by the fuzzer): a mapping key that is a list or a mapping.
+TEST(Safety, AKeyThatIsNotAPlainNameIsBadInput) {
+  EXPECT_THROW(fixtures::load("? [a, b]\n: 1\n"), InputError);
+  std::string text = fixtures::base_scenario(1);
+  EXPECT_THROW(fixtures::load(text + "? {x: 1}\n: 2\n"), InputError);
+}

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <unistd.h>
 
 namespace mlsim {
@@ -20,6 +21,9 @@ double machine_memory() {
   long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
   return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 8e9;
 }
+
+// Mappings the process needs besides actor stacks (libraries, heap arenas, SimGrid's own).
+constexpr long kOtherMappings = 8192;
 
 double node_hosts(const NodeSpec& n) {
   double per_core = n.cpu.scheduling == CpuScheduling::per_core ? n.cpu.cores : 0;
@@ -67,6 +71,17 @@ ConfigNode at_path(const ConfigNode& root, const std::string& dotted) {
 }
 
 } // namespace
+
+long max_actors() {
+  long maps = 65530; // the kernel's default
+  if (FILE* f = std::fopen("/proc/sys/vm/max_map_count", "r")) {
+    long v = 0;
+    if (std::fscanf(f, "%ld", &v) == 1 && v > 0)
+      maps = v;
+    std::fclose(f);
+  }
+  return std::max(1000L, (maps - kOtherMappings) / 2);
+}
 
 SimulationSize estimate_size(const Scenario& s) {
   SimulationSize z;
@@ -127,7 +142,8 @@ StepPlan plan_trainer_step(const Scenario& s) {
 void check_simulable(const Scenario& s, const StepPlan& plan, const ConfigNode& root) {
   const SimulationSize z = estimate_size(s);
   const NodeSpec& t = s.trainer_node();
-  if (z.actors > kMaxActors) {
+  const long actor_limit = max_actors();
+  if (z.actors > static_cast<double>(actor_limit)) {
     // Name the largest contributor's key.
     std::string key = "pipeline.workers";
     double biggest = z.workers;
@@ -149,7 +165,8 @@ void check_simulable(const Scenario& s, const StepPlan& plan, const ConfigNode& 
     if (z.accelerator_actors > biggest)
       key = node_key(s, t) + ".accelerators.count";
     fail_at(root, key,
-            fmt::format("a scenario of at most {} simulated actors (SimGrid's limit on this machine)", kMaxActors),
+            fmt::format("a scenario of at most {} simulated actors (two memory mappings each, under this machine's "
+                        "vm.max_map_count)", actor_limit),
             fmt::format("{:.0f} actors ({:.0f} pipeline workers, {:.0f} readers, {:.0f} core balancers, {:.0f} per "
                         "accelerator)", z.actors, z.workers, z.readers, z.core_actors, z.accelerator_actors));
   }

@@ -1,9 +1,10 @@
 // What one process can simulate, checked when a scenario is loaded (so `check`
 // rejects what `run` would, and before any engine starts) with the key to change.
 //
-//   actors            <= kMaxActors: every SimGrid actor has its own stack and guard
-//                     page (two memory mappings); SimGrid 3.32 aborts past ~32k actors
-//                     under the kernel's default vm.max_map_count (65536).
+//   actors            <= max_actors() = (vm.max_map_count - 8192) / 2: every SimGrid actor
+//                     has its own stack and guard page (two memory mappings) and SimGrid
+//                     aborts when the kernel refuses one (~32k actors at the default 65530;
+//                     `sysctl -w vm.max_map_count=...` raises the limit).
 //                     Per simulated trainer node: 1 dispatcher + readers + workers;
 //                     per accelerator: a trainer and a communicator; per core of every
 //                     node: at most one balancing actor (per_core scheduler).
@@ -28,7 +29,6 @@
 
 namespace mlsim {
 
-inline constexpr long kMaxActors = 20000;
 inline constexpr long kMaxHosts = 10000;
 inline constexpr double kMaxBufferedSamples = 1e7;
 inline constexpr double kMaxBatchCoreSeconds = 1e9; // ~32 years of one core per batch
@@ -41,6 +41,9 @@ struct SimulationSize {
   double batch_samples = 0, shuffle_samples = 0;
   double memory_bytes = 0;
 };
+
+// The actors this machine's kernel lets one process create (see above).
+long max_actors();
 
 // What simulating `s` creates (see the header comment for what is counted).
 SimulationSize estimate_size(const Scenario& s);

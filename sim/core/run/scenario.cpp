@@ -159,7 +159,7 @@ const NodeSpec* Scenario::find_node(const std::string& name) const {
   return nullptr;
 }
 
-Scenario load_scenario(const ConfigNode& root) {
+Scenario parse_scenario(const ConfigNode& root) {
   root.allow_only({"name", "description", "hardware", "dataset", "pipeline", "model", "distribution", "run"});
   Scenario s;
   s.name = root.get_string("name", "scenario");
@@ -225,6 +225,11 @@ Scenario load_scenario(const ConfigNode& root) {
   if (s.run.warmup_steps >= s.run.steps)
     run.child("warmup_steps").fail("fewer warm-up steps than run.steps = " + std::to_string(s.run.steps),
                                    std::to_string(s.run.warmup_steps));
+  return s;
+}
+
+Scenario load_scenario(const ConfigNode& root) {
+  Scenario s = parse_scenario(root);
   // Everything `run` would reject is rejected here: the step must fit in device memory, and the
   // simulation in this process (sim/core/run/limits.hpp).
   check_simulable(s, plan_trainer_step(s), root);
