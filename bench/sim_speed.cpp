@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -49,9 +50,10 @@ pipeline:
     - {{name: flip, cost: {{per_pixel: 0.5 ns}}}}
     - {{name: normalize, cost: {{per_pixel: 2 ns}}, output: {{dtype: fp32}}}}
 model: {{name: resnet50, forward_flops_per_sample: 8.2 GFLOP, parameters: 25.6e6, dtype: fp16}}
-run: {{steps: {steps}, warmup_steps: 10, seed: 1, replica_folding: {folding}}}
+run: {{steps: {steps}, warmup_steps: {warmup}, seed: 1, replica_folding: {folding}}}
 )",
-                     fmt::arg("nodes", nodes), fmt::arg("steps", steps), fmt::arg("folding", folding));
+                     fmt::arg("nodes", nodes), fmt::arg("steps", steps), fmt::arg("folding", folding),
+                     fmt::arg("warmup", std::min(10, steps / 2)));
 }
 
 void bench(const char* label, int nodes, int steps, bool folding = true) {

@@ -164,7 +164,7 @@ TEST(Safety, ActorBadAllocIsAnInternalErrorNotASignal) {
 
 // run.steps: 10000000 ran silently for hours: run.max_wall ends it with exit 2 naming the key.
 TEST(Safety, MaxWallEndsALongRunWithExitTwo) {
-  std::string file = variant("scenarios/quickstart.yaml", "  steps: 30\n", "  steps: 10000000\n  max_wall: 2 s\n");
+  std::string file = variant("scenarios/quickstart.yaml", "  steps: 30\n", "  steps: 10000000\n  fast_forward: false\n  max_wall: 2 s\n");
   std::string json = ::testing::TempDir() + "maxwall_" + std::to_string(::getpid()) + ".json";
   CliResult r = run_fast(file, {"--json", json});
   EXPECT_EQ(r.exit_code, 2) << r.err;
@@ -175,7 +175,7 @@ TEST(Safety, MaxWallEndsALongRunWithExitTwo) {
 
 // A long run reports progress (forced here: stderr is not a terminal under ctest).
 TEST(Safety, LongRunReportsProgress) {
-  std::string file = variant("scenarios/quickstart.yaml", "  steps: 30\n", "  steps: 10000000\n  max_wall: 4 s\n");
+  std::string file = variant("scenarios/quickstart.yaml", "  steps: 30\n", "  steps: 10000000\n  fast_forward: false\n  max_wall: 4 s\n");
   CliResult r = run_fast(file, {}, CliOptions{{"MLSIM_PROGRESS=1"}});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_TRUE(std::regex_search(r.err, std::regex("mlsim: step [0-9]+/10000000 .*steps/s.*ETA"))) << r.err;
@@ -186,7 +186,7 @@ class SafetySignal : public ::testing::TestWithParam<int> {};
 // SIGINT / SIGTERM stop a simulation cleanly: 128 + signal, a message, no output file.
 TEST_P(SafetySignal, StopsCleanlyWithoutOutput) {
   int sig = GetParam();
-  std::string file = variant("scenarios/quickstart.yaml", "  steps: 30\n", "  steps: 10000000\n");
+  std::string file = variant("scenarios/quickstart.yaml", "  steps: 30\n", "  steps: 10000000\n  fast_forward: false\n");
   std::string json = ::testing::TempDir() + "signal_" + std::to_string(::getpid()) + ".json";
   CliOptions o;
   o.send_after = 2.0;

@@ -119,8 +119,7 @@ void Platform::build_node(const NodeSpec& spec, int instance, bool trainer) {
   for (const auto& d : spec.disks) {
     DiskHosts dh;
     dh.spec = &d;
-    dh.disk = node.cpu->create_disk(node.name + "." + d.name, d.sequential_read.value(), d.sequential_read.value());
-    dh.disk->seal();
+    dh.transfer = zone_->create_host(node.name + "." + d.name + ".transfer", d.sequential_read.value())->seal();
     dh.ops = zone_->create_host(node.name + "." + d.name + ".ops", d.random_read_iops)->seal();
     node.disks.push_back(dh);
   }

@@ -46,10 +46,15 @@ struct LinkInfo {
   double bytes = 0.0;    // bytes carried (both directions summed)
 };
 
+// A disk as two shared resources: its sequential bandwidth (a one-core host whose speed is the bandwidth in
+// bytes/s: concurrent reads share it equally, as SimGrid's disk model would) and its random-access
+// operations. Not an s4u::Disk: SimGrid 3.32 keeps every finished Disk::read in the reading actor's
+// activity list, and each later activity of that actor scans the list, so a run's time grew with the
+// square of its steps (SIMGRID-NOTES: 64 % of a 1,000-step run); the exec form gives the same times.
 struct DiskHosts {
   const DiskSpec* spec = nullptr;
-  simgrid::s4u::Disk* disk = nullptr;
-  simgrid::s4u::Host* ops = nullptr; // random-access operations per second
+  simgrid::s4u::Host* transfer = nullptr; // sequential bandwidth, bytes/s
+  simgrid::s4u::Host* ops = nullptr;      // random-access operations per second
 };
 
 struct NodeInstance {

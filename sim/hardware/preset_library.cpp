@@ -17,7 +17,8 @@ const ConfigNode& category_file(const std::string& category) {
     return it->second;
   std::string file = preset_dir() + "/" + category + ".yaml";
   if (!std::filesystem::exists(file))
-    throw InternalError("preset file missing: " + file);
+    throw InputError(file, "", "the " + category + " preset file (check MLSIM_PRESET_DIR or the installation)",
+                     "no such file");
   return cache.emplace(category, ConfigNode::load_file(file)).first->second;
 }
 
@@ -30,7 +31,23 @@ bool looks_like_path(const std::string& s) {
 std::string preset_dir() {
   if (const char* env = std::getenv("MLSIM_PRESET_DIR"); env && *env)
     return env;
-  return MLSIM_PRESET_DIR;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  std::vector<std::string> tried;
+  if (!ec) {
+    fs::path installed = exe.parent_path().parent_path() / "share" / "mlsim" / "presets";
+    if (fs::is_directory(installed, ec))
+      return installed.string();
+    tried.push_back(installed.string());
+  }
+  if (fs::is_directory(MLSIM_PRESET_DIR, ec))
+    return MLSIM_PRESET_DIR;
+  tried.push_back(MLSIM_PRESET_DIR);
+  std::string where;
+  for (const auto& t : tried)
+    where += (where.empty() ? "" : ", ") + t;
+  throw InputError("", "MLSIM_PRESET_DIR", "a folder of preset files (set MLSIM_PRESET_DIR)", "none in " + where);
 }
 
 std::vector<std::string> preset_names(const std::string& category) {

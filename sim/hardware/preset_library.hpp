@@ -16,7 +16,9 @@
 
 namespace mlsim {
 
-// The folder holding the preset files (MLSIM_PRESET_DIR in the environment wins over the built-in path).
+// The folder holding the preset files, the first of: $MLSIM_PRESET_DIR; <dir of the executable>/../share/
+// mlsim/presets (an installed copy, `cmake --install`); the source tree's sim/hardware/presets (a build
+// tree). None there: InputError naming the places looked in.
 std::string preset_dir();
 
 // The names available in a category, sorted.

@@ -2,6 +2,7 @@
 
 #include "sim/core/base/engine.hpp"
 #include "sim/core/base/errors.hpp"
+#include "sim/pipeline/pipeline_counters.hpp"
 
 #include <simgrid/s4u.hpp>
 
@@ -56,7 +57,7 @@ void InputPipeline::start() {
     sg4::Host* h = worker_hosts_[static_cast<size_t>(w) % worker_hosts_.size()];
     spawn_actor(s_.node->name + ".worker" + std::to_string(w), h, [this, w] { work_loop(w); })->daemonize();
   }
-  rec->set("pipeline.workers", rec->counter("pipeline.workers") + workers_);
+  rec->add(pipeline_counters::workers(), workers_);
 }
 
 std::vector<double> InputPipeline::draw_batch(int gpu, long index) {
@@ -199,16 +200,16 @@ void InputPipeline::read_chunk(const Chunk& c, sg4::Host* where, uint32_t track)
       throw InternalError("dataset.disk '" + d.disk + "' is not a disk of node " + s_.node->name);
     sg4::ExecPtr ops = sg4::this_actor::exec_init(n);
     ops->set_host(disk->ops)->start();
-    disk->disk->read(static_cast<sg_size_t>(bytes));
+    sg4::this_actor::exec_init(bytes)->set_host(disk->transfer)->wait();
     ops->wait();
     sg4::this_actor::sleep_for(n * disk->spec->latency.value());
   }
   double t1 = sg4::Engine::get_clock();
   auto* rec = s_.recorder;
   rec->span(track, rec->intern("read"), rec->intern("input"), t0, t1);
-  rec->add(c.from_ram ? "read.ram_bytes" : "read.storage_bytes", bytes);
-  rec->add("read.samples", n);
-  rec->add("read.busy_seconds", t1 - t0);
+  rec->add(c.from_ram ? pipeline_counters::read_ram_bytes() : pipeline_counters::read_storage_bytes(), bytes);
+  rec->add(pipeline_counters::read_samples(), n);
+  rec->add(pipeline_counters::read_busy_seconds(), t1 - t0);
 }
 
 void InputPipeline::read_loop(int reader) {
@@ -301,8 +302,8 @@ void InputPipeline::collate_and_deliver(long batch_id, uint32_t track) {
   // Stage work counts for delivered batches only (the run ends with some in flight).
   for (size_t i = 0; i < pend.stage_cost.size(); ++i)
     if (pend.stage_cost[i] > 0) {
-      rec->add("stage." + p.stages[i].name + ".core_seconds", pend.stage_cost[i]);
-      rec->add("stage." + p.stages[i].name + ".samples", pend.samples);
+      rec->add(pipeline_counters::stage_core_seconds(p.stages[i].name), pend.stage_cost[i]);
+      rec->add(pipeline_counters::stage_samples(p.stages[i].name), pend.samples);
     }
   pending_.erase(batch_id);
   double collate = (p.batching.collate.for_sample(b.bytes, 0).value() +
@@ -311,7 +312,7 @@ void InputPipeline::collate_and_deliver(long batch_id, uint32_t track) {
     double c0 = sg4::Engine::get_clock();
     s_.platform->scheduler_of(sg4::this_actor::get_host()).run(collate * kWorkPerSecond);
     rec->span(track, rec->intern("collate"), rec->intern("input"), c0, sg4::Engine::get_clock());
-    rec->add("stage.collate.core_seconds", collate);
+    rec->add(pipeline_counters::collate_core_seconds(), collate);
   }
   sg4::Host* here = sg4::this_actor::get_host();
   if (here != s_.node->cpu) { // a data-service worker sends the batch to the trainer node
@@ -321,7 +322,7 @@ void InputPipeline::collate_and_deliver(long batch_id, uint32_t track) {
   }
   for (int g : gpus)
     s_.queues[static_cast<size_t>(g)]->push(b);
-  rec->add("pipeline.batches", shares);
+  rec->add(pipeline_counters::batches(), shares);
 }
 
 } // namespace mlsim

@@ -35,6 +35,9 @@ struct RunSpec {
   // same contention as the others (steady state); true: it makes exactly `steps` batches per
   // accelerator and stops, like a real loader given a fixed number of batches.
   bool pipeline_stops_after_last_batch = false;
+  // Stop once every trainer repeats itself and write the remaining steps as that repetition
+  // (sim/pipeline/steady_state.hpp); never with pipeline_stops_after_last_batch.
+  bool fast_forward = true;
   Seconds max_wall{0.0};      // wall-clock limit of one simulation (0: none), see sim/core/base/run_watch.hpp
   std::string max_wall_where; // its file:line:col, for the message when it is reached
 };

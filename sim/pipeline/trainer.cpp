@@ -51,6 +51,9 @@ void Trainer::run() {
     buckets_after[std::min(b.ready_after_op, n_ops == 0 ? 0 : n_ops - 1)].push_back(b.bytes.value());
 
   for (long step = 0; step < job.run->steps; ++step) {
+    if (s_.steady && s_.steady->stop_before(step))
+      break;
+    const double queue_level = static_cast<double>(s_.queue->size());
     StepRecord r;
     r.rank = s_.rank;
     r.step = step;
@@ -125,6 +128,8 @@ void Trainer::run() {
       wait_gradients();
     r.end = sg4::Engine::get_clock();
     rec->step(r);
+    if (s_.steady)
+      s_.steady->record(r, queue_level);
   }
 }
 

@@ -17,6 +17,7 @@
 #include "sim/hardware/platform.hpp"
 #include "sim/pipeline/batch_queue.hpp"
 #include "sim/pipeline/collective.hpp"
+#include "sim/pipeline/steady_state.hpp"
 #include "sim/pipeline/step_plan.hpp"
 
 namespace mlsim {
@@ -34,6 +35,7 @@ public:
     BatchQueue* queue = nullptr;
     Communicator* communicator = nullptr;
     long trace_steps = 3; // steps whose individual ops are recorded as spans
+    SteadyStateMonitor* steady = nullptr; // asked before each step, told after it (fast-forward)
   };
 
   explicit Trainer(Setup setup) : s_(setup) {}

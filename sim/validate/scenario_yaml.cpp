@@ -1,6 +1,7 @@
 #include "sim/validate/scenario_yaml.hpp"
 
 #include "sim/core/run/isolated.hpp"
+#include "sim/core/run/report_json.hpp"
 
 #include <fmt/format.h>
 
@@ -184,15 +185,12 @@ Predictor simulator_predictor(SimulateFn simulate, Profile profile, std::string 
                                      cfg.image_set, in.background_cores > 0 ? "-busy" : "");
       std::ofstream(std::filesystem::path(keep_dir) / name) << yaml;
     }
-    nlohmann::json r = simulate(yaml, {});
+    RunMetrics r = simulate(yaml, {});
     Prediction p;
-    p.throughput = r.at("throughput_samples_per_s").get<double>();
-    const auto& input = r.at("breakdown").at("input");
-    p.stall = input.is_number() ? input.get<double>() : input.value("share", 0.0);
-    if (r.contains("step_time_s") && r["step_time_s"].contains("mean"))
-      p.step_time_s = r["step_time_s"]["mean"].get<double>();
-    if (r.contains("bottleneck") && r["bottleneck"].is_object())
-      p.bottleneck = r["bottleneck"].value("kind", std::string()) + ":" + r["bottleneck"].value("name", std::string());
+    p.throughput = r.throughput;
+    p.stall = r.breakdown.input;
+    p.step_time_s = r.step_mean;
+    p.bottleneck = r.bottleneck_kind + ":" + r.bottleneck_name;
     return p;
   };
 }
@@ -200,7 +198,7 @@ Predictor simulator_predictor(SimulateFn simulate, Profile profile, std::string 
 Predictor mlsim_simulator_predictor(Profile profile, std::string profile_path, RunLength length,
                                     std::string keep_dir) {
   SimulateFn fn = [](const std::string& yaml, const std::vector<std::string>& overrides) {
-    return nlohmann::json::parse(mlsim::simulate_scenario_text(yaml, overrides, "<mlsim validate scenario>").dump());
+    return metrics_from_json(simulate_scenario_text(yaml, overrides, "<mlsim validate scenario>"));
   };
   return simulator_predictor(std::move(fn), std::move(profile), std::move(profile_path), length,
                              std::move(keep_dir));

@@ -60,6 +60,7 @@
 // against millisecond steps), the loader's in-order batch numbering.
 #pragma once
 
+#include "sim/core/run/metrics.hpp"
 #include "sim/validate/job_config.hpp"
 #include "sim/validate/loader_job.hpp"
 #include "sim/validate/predictor.hpp"
@@ -90,7 +91,7 @@ std::string scenario_yaml(const JobConfig& cfg, const JobInputs& in, const Profi
 
 // The simulator's entry point (mlsim::simulate_scenario_text): scenario text + overrides -> the run's
 // JSON report. Each call runs in a forked child.
-using SimulateFn = std::function<nlohmann::json(const std::string& yaml, const std::vector<std::string>& overrides)>;
+using SimulateFn = std::function<RunMetrics(const std::string& yaml, const std::vector<std::string>& overrides)>;
 
 // A Predictor that simulates each configuration's scenario, as long as the real run (same warm-up and
 // measured steps), and reads `throughput_samples_per_s`, `breakdown.input` and `step_time_s.mean`.

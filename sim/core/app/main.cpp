@@ -2,12 +2,22 @@
 // Exit codes: 0 ok, 2 bad input, 1 internal error, 128 + signal when SIGINT/SIGTERM stopped a simulation.
 #include "sim/core/app/commands.hpp"
 #include "sim/core/base/errors.hpp"
+#include "sim/hardware/preset_library.hpp"
 
 #include <iostream>
 
 int main(int argc, char** argv) {
   CLI::App app{"mlsim: predict step time, input stalls and bottlenecks of ML training systems"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", [] {
+    std::string presets;
+    try {
+      presets = mlsim::preset_dir();
+    } catch (const std::exception& e) {
+      presets = std::string("not found (") + e.what() + ")";
+    }
+    return std::string("mlsim ") + MLSIM_VERSION + "\npresets: " + presets;
+  });
   mlsim::CommandStatus status;
   mlsim::add_run_command(app, status);
   mlsim::add_check_command(app, status);

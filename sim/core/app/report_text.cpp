@@ -1,5 +1,7 @@
 #include "sim/core/app/report_text.hpp"
 
+#include "sim/pipeline/steady_state.hpp"
+
 #include "sim/core/base/units_parse.hpp"
 
 #include <fmt/format.h>
@@ -16,7 +18,11 @@ std::string render_text_report(const Scenario& sc, const RunMetrics& m) {
   auto line = [&](const std::string& s) { r += s + "\n"; };
   const NodeSpec& t = sc.trainer_node();
   line(fmt::format("mlsim: {} — {} x {} ({} accelerators), {} steps ({} warm-up), seed {}", m.scenario, t.count,
-                   t.name, m.ranks, m.steps_simulated, sc.run.warmup_steps, sc.run.seed));
+                   t.name, m.ranks, m.steps_requested, sc.run.warmup_steps, sc.run.seed));
+  if (m.steps_simulated < m.steps_requested)
+    line(fmt::format("(steady state reached: {} steps simulated, the other {} repeat the last {} exactly; set "
+                     "run.fast_forward: false to simulate every step)",
+                     m.steps_simulated, m.steps_requested - m.steps_simulated, SteadyStateMonitor::kWindow));
   if (m.simulated_nodes < t.count)
     line(fmt::format("(replica folding: {} of {} identical nodes simulated in detail; set run.replica_folding: false "
                      "to simulate all)",

@@ -39,12 +39,10 @@ std::string render_curve(const RightsizeOptions& o, const RightsizeResult& r) {
       t += fmt::format("  {:>12}  error: {}\n", c.value, c.result.error);
       continue;
     }
-    const auto& j = c.result.report;
+    const RunMetrics& m = c.result.metrics;
     t += fmt::format("  {:>12}  {:>12}  {:>5}  {:>7.2f} ms  {:>5.1f} %  {:>12.1f}  {:>12.4g}\n", c.value,
                      figure_text(o.target.figure, *c.figure), c.meets ? "yes" : "no",
-                     j["step_time_s"]["mean"].get<double>() * 1e3, j["breakdown"]["input"].get<double>() * 100,
-                     j["throughput_samples_per_s"].get<double>(),
-                     j["cost"]["per_million_samples_usd"].get<double>());
+                     m.step_mean * 1e3, m.breakdown.input * 100, m.throughput, m.cost_per_million());
   }
   if (r.answer) {
     const auto& c = r.curve[*r.answer];
@@ -61,7 +59,7 @@ std::string curve_csv(const RightsizeOptions& o, const RightsizeResult& r) {
   header.push_back("meets_target");
   std::string text = csv_line(header);
   for (const auto& c : r.curve) {
-    CsvRow row = sweep_row(c.index, {c.value}, c.result.ok ? &c.result.report : nullptr, c.result.error);
+    CsvRow row = sweep_row(c.index, {c.value}, c.result.ok ? &c.result.metrics : nullptr, c.result.error);
     row.push_back(c.result.ok ? (c.meets ? "1" : "0") : "");
     text += csv_line(row);
   }

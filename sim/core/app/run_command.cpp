@@ -46,7 +46,7 @@ void add_run_command(CLI::App& app, CommandStatus& status) {
     std::vector<Recommendation> recs;
     std::optional<CoresNeeded> cores;
     if (!args->no_recommendations || !args->no_cores_needed) {
-      auto base = simulate_file_in_child(args->scenario, args->overrides);
+      RunMetrics base = metrics_from_json(simulate_file_in_child(args->scenario, args->overrides));
       if (!args->no_cores_needed)
         cores = find_cores_needed(args->scenario, args->overrides, s, base);
       if (!args->no_recommendations)

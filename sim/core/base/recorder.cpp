@@ -20,8 +20,8 @@ void Recorder::span(uint32_t track, uint32_t name, uint32_t category, double sta
   spans_.push_back({track, name, category, start, end});
 }
 
-double Recorder::counter(const std::string& name, double fallback) const {
-  auto it = counters_.find(name);
+double Recorder::counter(const CounterName& name, double fallback) const {
+  auto it = counters_.find(name.text);
   return it == counters_.end() ? fallback : it->second;
 }
 

@@ -14,6 +14,14 @@
 
 namespace mlsim {
 
+// A counter's name. Explicit, so that counters are named through declared functions shared by the model
+// that writes a counter and the report that reads it (e.g. sim/pipeline/pipeline_counters.hpp), never by
+// a string literal typed twice.
+struct CounterName {
+  explicit CounterName(std::string t) : text(std::move(t)) {}
+  std::string text;
+};
+
 struct Span {
   uint32_t track;
   uint32_t name;
@@ -42,13 +50,14 @@ public:
   const std::string& text(uint32_t id) const { return strings_[id]; }
 
   void step(const StepRecord& r) { steps_.push_back(r); }
-  void add(const std::string& counter, double value) { counters_[counter] += value; }
-  void set(const std::string& counter, double value) { counters_[counter] = value; }
-  double counter(const std::string& name, double fallback = 0.0) const;
+  void add(const CounterName& counter, double value) { counters_[counter.text] += value; }
+  void set(const CounterName& counter, double value) { counters_[counter.text] = value; }
+  double counter(const CounterName& name, double fallback = 0.0) const;
 
   const std::vector<Span>& spans() const { return spans_; }
   const std::vector<StepRecord>& steps() const { return steps_; }
   const std::map<std::string, double>& counters() const { return counters_; }
+  void replace_counters(std::map<std::string, double> counters) { counters_ = std::move(counters); }
 
   // Spans beyond this many are counted but not kept (traces of huge runs stay bounded).
   void set_span_limit(size_t limit) { span_limit_ = limit; }

@@ -1,5 +1,7 @@
 #include "sim/core/run/metrics.hpp"
 
+#include "sim/pipeline/pipeline_counters.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -43,8 +45,8 @@ void stage_figures(const Scenario& sc, const SimulationOutput& out, RunMetrics& 
   double concurrency = std::min(static_cast<double>(out.workers_per_node), cores * service_share) * speed;
   double total_core_seconds = 0;
   for (const auto& st : sc.pipeline.stages)
-    total_core_seconds += rec.counter("stage." + st.name + ".core_seconds");
-  total_core_seconds += rec.counter("stage.collate.core_seconds");
+    total_core_seconds += rec.counter(pipeline_counters::stage_core_seconds(st.name));
+  total_core_seconds += rec.counter(pipeline_counters::collate_core_seconds());
   double samples_total = m.samples_consumed;
 
   // Read: storage (or RAM when cached) delivering files of the mean stored size.
@@ -53,7 +55,7 @@ void stage_figures(const Scenario& sc, const SimulationOutput& out, RunMetrics& 
     StageFigure f;
     f.name = st.name;
     if (st.kind == StageKind::read) {
-      double storage_bytes = rec.counter("read.storage_bytes"), ram_bytes = rec.counter("read.ram_bytes");
+      double storage_bytes = rec.counter(pipeline_counters::read_storage_bytes()), ram_bytes = rec.counter(pipeline_counters::read_ram_bytes());
       const NodeSpec& t = sc.trainer_node();
       double cap_bps;
       if (ram_bytes > storage_bytes) {
@@ -71,8 +73,8 @@ void stage_figures(const Scenario& sc, const SimulationOutput& out, RunMetrics& 
       f.capacity_samples_per_s = cap_bps / mean_size * trainer_nodes;
       f.busy_share = 0;
     } else {
-      double cs = rec.counter("stage." + st.name + ".core_seconds");
-      double n = rec.counter("stage." + st.name + ".samples");
+      double cs = rec.counter(pipeline_counters::stage_core_seconds(st.name));
+      double n = rec.counter(pipeline_counters::stage_samples(st.name));
       if (n <= 0 || cs <= 0)
         continue;
       f.capacity_samples_per_s = concurrency / (cs / n) * trainer_nodes;
@@ -83,12 +85,12 @@ void stage_figures(const Scenario& sc, const SimulationOutput& out, RunMetrics& 
   }
   double per_sample_total = 0;
   for (const auto& st : sc.pipeline.stages) {
-    double n = rec.counter("stage." + st.name + ".samples");
+    double n = rec.counter(pipeline_counters::stage_samples(st.name));
     if (n > 0)
-      per_sample_total += rec.counter("stage." + st.name + ".core_seconds") / n;
+      per_sample_total += rec.counter(pipeline_counters::stage_core_seconds(st.name)) / n;
   }
-  double collate = rec.counter("stage.collate.core_seconds");
-  double batches_made = rec.counter("pipeline.batches");
+  double collate = rec.counter(pipeline_counters::collate_core_seconds());
+  double batches_made = rec.counter(pipeline_counters::batches());
   if (collate > 0 && batches_made > 0)
     per_sample_total += collate / (batches_made * static_cast<double>(sc.pipeline.batch_size));
   if (per_sample_total > 0) {
@@ -98,7 +100,7 @@ void stage_figures(const Scenario& sc, const SimulationOutput& out, RunMetrics& 
   if (collate > 0 && samples_total > 0) {
     StageFigure f;
     f.name = "collate";
-    double batches = rec.counter("pipeline.batches");
+    double batches = rec.counter(pipeline_counters::batches());
     double per_sample = collate / (batches * static_cast<double>(sc.pipeline.batch_size));
     f.capacity_samples_per_s = concurrency / per_sample * trainer_nodes;
     f.utilization = std::min(1.0, m.throughput / f.capacity_samples_per_s);
@@ -115,7 +117,7 @@ void input_analysis(const Scenario& sc, const SimulationOutput& out, RunMetrics&
   double steady_start = 1e300;
   long steps = 0;
   for (const auto& r : rec.steps())
-    if (r.rank == 0 && r.step >= sc.run.warmup_steps) {
+    if (r.rank == 0 && r.step >= sc.run.warmup_steps && r.end <= out.simulated_end_time) { // simulated, not fast-forwarded
       steady_start = std::min(steady_start, r.start);
       ++steps;
       m.input_analysis.enqueue += r.h2d;
@@ -153,15 +155,15 @@ void input_analysis(const Scenario& sc, const SimulationOutput& out, RunMetrics&
     m.input_analysis.read_on_demand += overlap;
     m.input_analysis.read_in_advance += (b - a) - overlap;
   }
-  double core_seconds = rec.counter("stage.collate.core_seconds");
+  double core_seconds = rec.counter(pipeline_counters::collate_core_seconds());
   for (const auto& st : sc.pipeline.stages)
-    core_seconds += rec.counter("stage." + st.name + ".core_seconds");
+    core_seconds += rec.counter(pipeline_counters::stage_core_seconds(st.name));
   auto n = static_cast<double>(steps);
   m.input_analysis.read_on_demand /= n;
   m.input_analysis.read_in_advance /= n;
   m.input_analysis.enqueue /= n;
   // Counters cover the delivered batches of every simulated node; a node's step takes one per accelerator.
-  double batches = rec.counter("pipeline.batches");
+  double batches = rec.counter(pipeline_counters::batches());
   if (batches > 0)
     m.input_analysis.preprocessing = core_seconds * t.accelerator_count / batches;
 }
@@ -185,13 +187,13 @@ void transfer_chain(const Scenario& sc, const SimulationOutput& out, RunMetrics&
     for (const auto& d : t.disks)
       if (d.name == sc.dataset.disk) {
         double cap = d.throughput_for_files(sc.dataset.sample_size.mean()).value();
-        double bytes = rec.counter("read.storage_bytes") / nodes;
+        double bytes = rec.counter(pipeline_counters::read_storage_bytes()) / nodes;
         m.transfer_chain.push_back({node0 + "." + d.name, "disk", cap, T > 0 ? std::min(1.0, bytes / (cap * T)) : 0});
       }
   }
   if (sc.dataset.location == "remote" || sc.pipeline.placement == "service")
     add_link(node0 + ".nic", "");
-  double ram_bytes = rec.counter("read.ram_bytes") / nodes;
+  double ram_bytes = rec.counter(pipeline_counters::read_ram_bytes()) / nodes;
   if (ram_bytes > 0 || !t.pcie.pinned) {
     double cap = t.ram.bandwidth.value();
     m.transfer_chain.push_back({node0 + ".ram", "ram", cap, T > 0 ? std::min(1.0, ram_bytes / (cap * T)) : 0});
@@ -298,7 +300,8 @@ void bottleneck(const Scenario& sc, const SimulationOutput& out, RunMetrics& m) 
 RunMetrics compute_metrics(const Scenario& sc, const SimulationOutput& out) {
   RunMetrics m;
   m.scenario = sc.name;
-  m.steps_simulated = sc.run.steps;
+  m.steps_simulated = out.steps_simulated;
+  m.steps_requested = sc.run.steps;
   m.ranks = out.ranks;
   m.simulated_nodes = out.simulated_nodes;
   m.workers_per_node = out.workers_per_node;

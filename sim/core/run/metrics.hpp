@@ -55,7 +55,8 @@ struct InputAnalysis {
 
 struct RunMetrics {
   std::string scenario;
-  long steps_simulated = 0;
+  long steps_simulated = 0; // per accelerator; fewer than steps_requested after a fast-forward
+  long steps_requested = 0;
   double step_mean = 0, step_p50 = 0, step_p99 = 0;
   double throughput = 0;
   Breakdown breakdown;
@@ -81,6 +82,11 @@ struct RunMetrics {
   int ranks = 0;
   int simulated_nodes = 0; // trainer nodes simulated in detail (replica folding: 2 of many)
   int workers_per_node = 0;
+
+  // Cost of one step, one epoch and one million samples at cost_per_hour (0 when nothing ran).
+  double cost_per_step() const { return cost_per_hour / 3600.0 * step_mean; }
+  double cost_per_epoch() const { return throughput > 0 ? cost_per_hour / 3600.0 * dataset_samples / throughput : 0.0; }
+  double cost_per_million() const { return throughput > 0 ? cost_per_hour / 3600.0 * 1e6 / throughput : 0.0; }
 };
 
 RunMetrics compute_metrics(const Scenario& scenario, const SimulationOutput& out);

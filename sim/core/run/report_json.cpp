@@ -1,12 +1,24 @@
 #include "sim/core/run/report_json.hpp"
 
+#include "sim/core/base/errors.hpp"
+
+#include <limits>
+
 namespace mlsim {
+
+namespace {
+// JSON has no NaN: nlohmann writes it as null, and null reads back as NaN.
+double number(const nlohmann::ordered_json& v) {
+  return v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>();
+}
+} // namespace
 
 nlohmann::ordered_json metrics_to_json(const RunMetrics& m) {
   using json = nlohmann::ordered_json;
   json j;
   j["scenario"] = m.scenario;
   j["steps_simulated"] = m.steps_simulated;
+  j["steps_requested"] = m.steps_requested;
   j["accelerators"] = m.ranks;
   j["simulated_trainer_nodes"] = m.simulated_nodes;
   j["step_time_s"] = {{"mean", m.step_mean}, {"p50", m.step_p50}, {"p99", m.step_p99}};
@@ -56,10 +68,74 @@ nlohmann::ordered_json metrics_to_json(const RunMetrics& m) {
   j["padded_fraction"] = m.padded_fraction;
   j["pipeline_workers_per_node"] = m.workers_per_node;
   j["cost"] = {{"per_hour_usd", m.cost_per_hour},
-               {"per_step_usd", m.cost_per_hour / 3600.0 * m.step_mean},
-               {"per_epoch_usd", m.throughput > 0 ? m.cost_per_hour / 3600.0 * m.dataset_samples / m.throughput : 0.0},
-               {"per_million_samples_usd", m.throughput > 0 ? m.cost_per_hour / 3600.0 * 1e6 / m.throughput : 0.0}};
+               {"per_step_usd", m.cost_per_step()},
+               {"per_epoch_usd", m.cost_per_epoch()},
+               {"per_million_samples_usd", m.cost_per_million()}};
+  j["dataset_samples"] = m.dataset_samples;
+  j["samples_consumed"] = m.samples_consumed;
   return j;
+}
+
+RunMetrics metrics_from_json(const nlohmann::ordered_json& j) {
+  try {
+    RunMetrics m;
+    m.scenario = j.at("scenario").get<std::string>();
+    m.steps_simulated = j.at("steps_simulated").get<long>();
+    m.steps_requested = j.at("steps_requested").get<long>();
+    m.ranks = j.at("accelerators").get<int>();
+    m.simulated_nodes = j.at("simulated_trainer_nodes").get<int>();
+    const auto& st = j.at("step_time_s");
+    m.step_mean = number(st.at("mean"));
+    m.step_p50 = number(st.at("p50"));
+    m.step_p99 = number(st.at("p99"));
+    m.throughput = number(j.at("throughput_samples_per_s"));
+    const auto& b = j.at("breakdown");
+    m.breakdown = {number(b.at("input")),          number(b.at("host_compute")),
+                   number(b.at("h2d")),            number(b.at("device_compute")),
+                   number(b.at("collective")),     number(b.at("other"))};
+    m.input_bound = j.at("input_bound").get<std::string>();
+    m.accelerator_utilization = number(j.at("accelerator_utilization"));
+    m.op_device = number(j.at("op_placement").at("device"));
+    m.op_host = number(j.at("op_placement").at("host"));
+    m.precision_fp16 = number(j.at("precision").at("fp16"));
+    m.precision_fp32 = number(j.at("precision").at("fp32"));
+    const auto& bn = j.at("bottleneck");
+    m.bottleneck_kind = bn.at("kind").get<std::string>();
+    m.bottleneck_name = bn.at("name").get<std::string>();
+    m.bottleneck_utilization = number(bn.at("utilization"));
+    for (const auto& s : j.at("stages"))
+      m.stages.push_back({s.at("name").get<std::string>(), number(s.at("capacity_samples_per_s")),
+                          number(s.at("utilization")), number(s.at("busy_share"))});
+    const auto& ia = j.at("input_analysis_s_per_step");
+    m.input_analysis = {number(ia.at("read_on_demand")), number(ia.at("read_in_advance")),
+                        number(ia.at("preprocessing_core_seconds")), number(ia.at("enqueue_to_device"))};
+    auto link = [](const nlohmann::ordered_json& l) {
+      return LinkFigure{l.at("name").get<std::string>(), l.at("kind").get<std::string>(),
+                        number(l.at("capacity_bytes_per_s")), number(l.at("utilization"))};
+    };
+    for (const auto& l : j.at("transfer_chain"))
+      m.transfer_chain.push_back(link(l));
+    m.slowest_link = link(j.at("slowest_link"));
+    m.pipeline_capacity = number(j.at("pipeline_capacity_samples_per_s"));
+    m.pipeline_cpu_utilization = number(j.at("pipeline_cpu_utilization"));
+    for (const auto& o : j.at("top_ops"))
+      m.top_ops.push_back({o.at("name").get<std::string>(), o.at("kind").get<std::string>(),
+                           o.at("path").get<std::string>(), number(o.at("time_fraction")),
+                           number(o.at("utilization"))});
+    const auto& mp = j.at("matrix_path");
+    m.matrix_path = {mp.at("name").get<std::string>(), number(mp.at("utilization")),
+                     number(mp.at("useful_flop_fraction")), number(mp.at("time_fraction"))};
+    m.memory_footprint = number(j.at("memory").at("footprint_bytes"));
+    m.memory_capacity = number(j.at("memory").at("capacity_bytes"));
+    m.padded_fraction = number(j.at("padded_fraction"));
+    m.workers_per_node = j.at("pipeline_workers_per_node").get<int>();
+    m.cost_per_hour = number(j.at("cost").at("per_hour_usd"));
+    m.dataset_samples = number(j.at("dataset_samples"));
+    m.samples_consumed = number(j.at("samples_consumed"));
+    return m;
+  } catch (const nlohmann::json::exception& e) {
+    throw InternalError(std::string("a run report without the expected figures: ") + e.what());
+  }
 }
 
 } // namespace mlsim

@@ -211,7 +211,9 @@ Scenario parse_scenario(const ConfigNode& root) {
     s.distribution.algorithm = dist.get_choice("algorithm", {"ring", "tree", "hierarchical", "parameter_server"}, "ring");
   }
   ConfigNode run = root.required("run");
-  run.allow_only({"steps", "warmup_steps", "seed", "replica_folding", "pipeline_stops_after_last_batch", "max_wall"});
+  run.allow_only({"steps", "warmup_steps", "seed", "replica_folding", "pipeline_stops_after_last_batch", "fast_forward",
+                  "max_wall"});
+  s.run.fast_forward = run.get_bool("fast_forward", true);
   // Wall-clock limit of one simulation (sim/core/base/run_watch.hpp): 0 or absent = none, at most 30 days.
   s.run.max_wall = run.get_quantity<Seconds>("max_wall", Seconds(0.0), false);
   if (s.run.max_wall.value() > 30 * 86400.0)

@@ -51,6 +51,16 @@ SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& opt
   for (const auto& b : out.plan.buckets)
     out.collective_closed_form += group.closed_form_time(b.bytes.value());
 
+  SteadyStateMonitor steady(out.simulated_ranks, scenario.run.warmup_steps, scenario.run.steps,
+                            scenario.run.fast_forward && !scenario.run.pipeline_stops_after_last_batch);
+  // What grows with time, for the steps a fast-forward skips: link bytes ("link:" + name) and counters.
+  auto totals = [&platform, &rec] {
+    SteadyStateMonitor::Totals t = rec.counters();
+    for (const auto& l : platform.links())
+      t["link:" + l.name] = l.bytes;
+    return t;
+  };
+  steady.track_totals(totals);
   int rank = 0;
   for (size_t n = 0; n < nodes.size(); ++n) {
     NodeInstance& node = nodes[n];
@@ -79,6 +89,7 @@ SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& opt
       ts.queue = queues.back().get();
       ts.communicator = comms.back().get();
       ts.trace_steps = options.trace_steps;
+      ts.steady = &steady;
       trainers.push_back(std::make_unique<Trainer>(ts));
       ++rank;
     }
@@ -106,12 +117,27 @@ SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& opt
   rethrow_actor_failure(); // an actor's error, a wall-clock limit or a signal, with its own class
   out.end_time = sg4::Engine::get_clock();
   size_t expected = static_cast<size_t>(scenario.run.steps) * static_cast<size_t>(out.simulated_ranks);
-  if (rec.steps().size() != expected)
+  if (!steady.fast_forwarded() && rec.steps().size() != expected)
     throw InternalError("the simulation stopped after " + std::to_string(rec.steps().size()) + " of " +
                         std::to_string(expected) + " trainer steps (a deadlock between pipeline and trainers)");
+  out.steps_simulated = steady.fast_forwarded() ? static_cast<long>(rec.steps().size()) / std::max(1, out.simulated_ranks)
+                                                : scenario.run.steps;
+  // Steps not simulated: their records, the time they take, and the bytes they move over each link.
+  const double simulated_end = out.end_time;
+  out.simulated_end_time = simulated_end;
+  out.end_time = steady.extend(rec, simulated_end);
   out.links = platform.links();
-  for (auto& q : queues)
-    out.queues.push_back(q->stats_at(out.end_time));
+  if (steady.fast_forwarded()) {
+    SteadyStateMonitor::Totals grown = steady.extrapolate(totals(), simulated_end, out.end_time);
+    for (auto& l : out.links)
+      l.bytes = grown.at("link:" + l.name);
+    std::map<std::string, double> counters;
+    for (const auto& [name, v] : rec.counters())
+      counters[name] = grown.at(name);
+    rec.replace_counters(std::move(counters));
+  }
+  for (auto& q : queues) // buffer levels over the simulated time (steady after the warm-up)
+    out.queues.push_back(q->stats_at(simulated_end));
   return out;
 }
 

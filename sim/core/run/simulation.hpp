@@ -19,11 +19,13 @@ struct SimulationOutput {
   std::vector<LinkInfo> links;       // with bytes carried
   std::vector<QueueStats> queues;    // one per accelerator's prefetch buffer
   StepPlan plan;                     // the step of one accelerator of the trainer node
-  double end_time = 0.0;
+  double end_time = 0.0;           // the run's end, fast-forwarded steps included
+  double simulated_end_time = 0.0; // the engine's clock at the end
   int ranks = 0;           // accelerators of the job
   int simulated_ranks = 0; // accelerators simulated (fewer with replica folding)
   int simulated_nodes = 0;
   int workers_per_node = 0;
+  long steps_simulated = 0; // per rank; fewer than run.steps when the steady state was fast-forwarded
   double collective_closed_form = 0.0; // closed-form all-reduce time of all buckets back to back, uncontended
 };
 

@@ -1,6 +1,7 @@
 #include "sim/core/studies/cores_needed.hpp"
 
 #include "sim/core/run/isolated.hpp"
+#include "sim/core/run/report_json.hpp"
 
 #include <fmt/format.h>
 
@@ -9,7 +10,7 @@
 namespace mlsim {
 
 CoresNeeded find_cores_needed(const std::string& file, const std::vector<std::string>& overrides,
-                              const Scenario& sc, const nlohmann::ordered_json& base, int max_factor) {
+                              const Scenario& sc, const RunMetrics& base, int max_factor) {
   CoresNeeded r;
   bool service = sc.pipeline.placement == "service";
   size_t group = 0;
@@ -26,14 +27,14 @@ CoresNeeded find_cores_needed(const std::string& file, const std::vector<std::st
     return service ? static_cast<double>(v) * node.cpu.cores / accelerators : static_cast<double>(v) / accelerators;
   };
 
-  std::map<int, double> stall_of{{current, base["breakdown"]["input"].get<double>()}};
+  std::map<int, double> stall_of{{current, base.breakdown.input}};
   auto stall = [&](int v) {
     auto it = stall_of.find(v);
     if (it != stall_of.end())
       return it->second;
     auto point = overrides;
     point.push_back(r.varied + "=" + std::to_string(v));
-    double s = simulate_file_in_child(file, point)["breakdown"]["input"].get<double>();
+    double s = metrics_from_json(simulate_file_in_child(file, point)).breakdown.input;
     ++r.simulations;
     stall_of[v] = s;
     return s;

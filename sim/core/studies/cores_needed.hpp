@@ -10,6 +10,7 @@
 // help (the bottleneck is elsewhere) and the result says so.
 #pragma once
 
+#include "sim/core/run/metrics.hpp"
 #include "sim/core/run/scenario.hpp"
 
 #include <nlohmann/json.hpp>
@@ -33,7 +34,7 @@ inline constexpr double kStallTarget = 0.05;
 
 // Must run before any simulation in this process (children are forked).
 CoresNeeded find_cores_needed(const std::string& file, const std::vector<std::string>& overrides,
-                              const Scenario& scenario, const nlohmann::ordered_json& base, int max_factor = 8);
+                              const Scenario& scenario, const RunMetrics& base, int max_factor = 8);
 
 nlohmann::ordered_json cores_needed_to_json(const CoresNeeded& c);
 

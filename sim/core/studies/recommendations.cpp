@@ -131,14 +131,9 @@ void device_candidates(const Scenario& s, const ConfigNode& root, std::vector<Ca
   out.push_back({fmt::format("batch per device {} -> {}", b, 2 * b), {fmt::format("pipeline.batch_size={}", 2 * b)}});
 }
 
-double num(const nlohmann::ordered_json& j, const char* a, const char* b = nullptr) {
-  const auto& v = b ? j[a][b] : j[a];
-  return v.is_number() ? v.get<double>() : 0.0;
-}
-
 // Simulates the candidates (each on top of the run's own overrides) and keeps those that help.
 std::vector<Recommendation> try_candidates(const std::string& file, const std::vector<std::string>& overrides,
-                                          const nlohmann::ordered_json& base, const std::vector<Candidate>& cands) {
+                                          const RunMetrics& base, const std::vector<Candidate>& cands) {
   // A candidate that does not even load (a key another form of the scenario lacks) is not a recommendation.
   std::vector<Candidate> valid;
   std::vector<std::vector<std::string>> variants;
@@ -158,19 +153,19 @@ std::vector<Recommendation> try_candidates(const std::string& file, const std::v
   for (size_t i = 0; i < valid.size(); ++i) {
     if (!results[i].ok)
       continue; // a change that breaks the run (memory) helps nobody
-    const auto& a = results[i].report;
+    const RunMetrics& a = results[i].metrics;
     Recommendation r;
     r.change = valid[i].change;
     r.overrides = valid[i].overrides;
-    r.step_before = num(base, "step_time_s", "mean");
-    r.step_after = num(a, "step_time_s", "mean");
-    r.stall_before = num(base, "breakdown", "input");
-    r.stall_after = num(a, "breakdown", "input");
-    r.throughput_before = num(base, "throughput_samples_per_s");
-    r.throughput_after = num(a, "throughput_samples_per_s");
-    r.cost_per_million_before = num(base, "cost", "per_million_samples_usd");
-    r.cost_per_million_after = num(a, "cost", "per_million_samples_usd");
-    bool price_changed = num(a, "cost", "per_hour_usd") != num(base, "cost", "per_hour_usd");
+    r.step_before = base.step_mean;
+    r.step_after = a.step_mean;
+    r.stall_before = base.breakdown.input;
+    r.stall_after = a.breakdown.input;
+    r.throughput_before = base.throughput;
+    r.throughput_after = a.throughput;
+    r.cost_per_million_before = base.cost_per_million();
+    r.cost_per_million_after = a.cost_per_million();
+    bool price_changed = a.cost_per_hour != base.cost_per_hour;
     r.gain = price_changed && r.cost_per_million_after > 0 ? r.cost_per_million_before / r.cost_per_million_after
              : r.throughput_before > 0                   ? r.throughput_after / r.throughput_before
                                                          : 0.0;
@@ -185,15 +180,15 @@ bool by_gain(const Recommendation& x, const Recommendation& y) { return x.gain >
 } // namespace
 
 std::vector<Recommendation> simulate_recommendations(const std::string& file, const std::vector<std::string>& overrides,
-                                                     const Scenario& scenario, const nlohmann::ordered_json& base,
+                                                     const Scenario& scenario, const RunMetrics& base,
                                                      size_t max) {
   ConfigNode root = ConfigNode::load_file(file);
   if (!overrides.empty())
     root = ConfigNode::with_overrides(root, overrides);
   std::vector<Candidate> cands;
-  if (num(base, "breakdown", "input") >= 0.02)
+  if (base.breakdown.input >= 0.02)
     input_candidates(scenario, root, cands);
-  if (num(base, "breakdown", "device_compute") >= 0.2)
+  if (base.breakdown.device_compute >= 0.2)
     device_candidates(scenario, root, cands);
   std::vector<Recommendation> recs = try_candidates(file, overrides, base, cands);
   std::stable_sort(recs.begin(), recs.end(), by_gain);

@@ -22,6 +22,7 @@
 // SimGrid's engine must not have run in the parent.
 #pragma once
 
+#include "sim/core/run/metrics.hpp"
 #include "sim/core/run/scenario.hpp"
 
 #include <nlohmann/json.hpp>
@@ -43,7 +44,7 @@ struct Recommendation {
 
 std::vector<Recommendation> simulate_recommendations(const std::string& scenario_file,
                                                      const std::vector<std::string>& overrides,
-                                                     const Scenario& scenario, const nlohmann::ordered_json& base,
+                                                     const Scenario& scenario, const RunMetrics& base,
                                                      size_t max = 5);
 
 nlohmann::ordered_json recommendations_to_json(const std::vector<Recommendation>& recs);

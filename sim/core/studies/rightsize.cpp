@@ -131,7 +131,7 @@ RightsizeResult rightsize(const RightsizeOptions& o) {
     simulate_variants(o.scenario, variants, which, o.jobs, [&](size_t i, const VariantResult& r) {
       CurvePoint c{i, cands[i].second, cands[i].first, r, std::nullopt, false};
       if (r.ok) {
-        c.figure = report_figure(r.report, o.target.figure);
+        c.figure = report_figure(r.metrics, o.target.figure);
         c.meets = o.target.met(*c.figure);
       } else {
         failed_point = true;

@@ -17,7 +17,7 @@ const std::vector<std::string>& figure_columns() {
   return cols;
 }
 
-std::string num(const nlohmann::ordered_json& v) { return fmt::format("{}", v.get<double>()); }
+std::string num(double v) { return fmt::format("{}", v); }
 
 } // namespace
 
@@ -30,7 +30,7 @@ CsvRow sweep_header(const std::vector<std::string>& axis_keys) {
   return h;
 }
 
-CsvRow sweep_row(size_t point, const std::vector<std::string>& values, const nlohmann::ordered_json* report,
+CsvRow sweep_row(size_t point, const std::vector<std::string>& values, const RunMetrics* report,
                  const std::string& error) {
   CsvRow r{std::to_string(point)};
   r.insert(r.end(), values.begin(), values.end());
@@ -45,20 +45,20 @@ CsvRow sweep_row(size_t point, const std::vector<std::string>& values, const nlo
     r.push_back(msg);
     return r;
   }
-  const auto& j = *report;
+  const RunMetrics& m = *report;
   r.push_back("ok");
-  r.push_back(num(j["step_time_s"]["mean"]));
-  r.push_back(num(j["step_time_s"]["p99"]));
-  r.push_back(num(j["throughput_samples_per_s"]));
-  r.push_back(num(j["breakdown"]["input"]));
-  r.push_back(num(j["accelerator_utilization"]));
-  r.push_back(j["bottleneck"]["kind"].get<std::string>());
-  r.push_back(j["bottleneck"]["name"].get<std::string>());
-  r.push_back(num(j["bottleneck"]["utilization"]));
-  r.push_back(num(j["cost"]["per_hour_usd"]));
-  r.push_back(num(j["cost"]["per_step_usd"]));
-  r.push_back(num(j["cost"]["per_epoch_usd"]));
-  r.push_back(num(j["cost"]["per_million_samples_usd"]));
+  r.push_back(num(m.step_mean));
+  r.push_back(num(m.step_p99));
+  r.push_back(num(m.throughput));
+  r.push_back(num(m.breakdown.input));
+  r.push_back(num(m.accelerator_utilization));
+  r.push_back(m.bottleneck_kind);
+  r.push_back(m.bottleneck_name);
+  r.push_back(num(m.bottleneck_utilization));
+  r.push_back(num(m.cost_per_hour));
+  r.push_back(num(m.cost_per_step()));
+  r.push_back(num(m.cost_per_epoch()));
+  r.push_back(num(m.cost_per_million()));
   r.push_back("");
   return r;
 }
@@ -76,23 +76,23 @@ std::vector<std::string> figure_names() {
           "cost_per_step", "cost_per_epoch", "cost_per_million"};
 }
 
-std::optional<double> report_figure(const nlohmann::ordered_json& j, const std::string& name) {
+std::optional<double> report_figure(const RunMetrics& m, const std::string& name) {
   if (name == "step_time")
-    return j["step_time_s"]["mean"].get<double>();
+    return m.step_mean;
   if (name == "step_time_p99")
-    return j["step_time_s"]["p99"].get<double>();
+    return m.step_p99;
   if (name == "throughput")
-    return j["throughput_samples_per_s"].get<double>();
+    return m.throughput;
   if (name == "stall")
-    return j["breakdown"]["input"].get<double>();
+    return m.breakdown.input;
   if (name == "utilization")
-    return j["accelerator_utilization"].get<double>();
+    return m.accelerator_utilization;
   if (name == "cost_per_step")
-    return j["cost"]["per_step_usd"].get<double>();
+    return m.cost_per_step();
   if (name == "cost_per_epoch")
-    return j["cost"]["per_epoch_usd"].get<double>();
+    return m.cost_per_epoch();
   if (name == "cost_per_million")
-    return j["cost"]["per_million_samples_usd"].get<double>();
+    return m.cost_per_million();
   return std::nullopt;
 }
 

@@ -14,6 +14,7 @@
 #pragma once
 
 #include "sim/core/base/csv.hpp"
+#include "sim/core/run/metrics.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -26,7 +27,7 @@ namespace mlsim {
 CsvRow sweep_header(const std::vector<std::string>& axis_keys);
 
 // A row for point p; `report` is its JSON report, or nullopt with `error` set.
-CsvRow sweep_row(size_t point, const std::vector<std::string>& values, const nlohmann::ordered_json* report,
+CsvRow sweep_row(size_t point, const std::vector<std::string>& values, const RunMetrics* report,
                  const std::string& error);
 
 // Reads the point number of a row (column 0); InputError naming `file` if not a number.
@@ -35,7 +36,7 @@ size_t row_point(const CsvRow& row, const std::string& file);
 // The named figure of a JSON report, as a double. Names: step_time, step_time_p99,
 // throughput, stall, utilization, cost_per_step, cost_per_epoch, cost_per_million.
 // Returns nullopt for an unknown name.
-std::optional<double> report_figure(const nlohmann::ordered_json& report, const std::string& name);
+std::optional<double> report_figure(const RunMetrics& report, const std::string& name);
 std::vector<std::string> figure_names();
 
 } // namespace mlsim

@@ -109,7 +109,7 @@ SweepSummary run_sweep(const SweepOptions& o) {
   size_t appended = 0;
   try {
     simulate_variants(o.scenario, variants, points, o.jobs, [&](size_t p, const VariantResult& r) {
-      CsvRow row = sweep_row(p, grid.values(p), r.ok ? &r.report : nullptr, r.error);
+      CsvRow row = sweep_row(p, grid.values(p), r.ok ? &r.metrics : nullptr, r.error);
       rows[p] = row;
       ++summary.ran;
       summary.failed += r.ok ? 0 : 1;

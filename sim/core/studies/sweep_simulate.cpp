@@ -22,7 +22,7 @@ void simulate_variants(const std::string& file, const std::vector<std::vector<st
         VariantResult r;
         if (outcome.ok()) {
           try {
-            r.report = nlohmann::ordered_json::parse(outcome.text);
+            r.metrics = metrics_from_json(nlohmann::ordered_json::parse(outcome.text));
             r.ok = true;
           } catch (const std::exception& e) {
             r.error = std::string("unreadable report from the simulation process: ") + e.what();

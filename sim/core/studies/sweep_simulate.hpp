@@ -7,6 +7,7 @@
 // simulation in this process.
 #pragma once
 
+#include "sim/core/run/metrics.hpp"
 #include "sim/core/run/scenario.hpp"
 
 #include <nlohmann/json.hpp>
@@ -19,7 +20,7 @@ namespace mlsim {
 
 struct VariantResult {
   bool ok = false;
-  nlohmann::ordered_json report; // when ok
+  RunMetrics metrics; // when ok
   std::string error;             // when not
 };
 

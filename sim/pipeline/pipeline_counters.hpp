@@ -1,0 +1,22 @@
+// The recorder counters the input pipeline writes, declared once: the pipeline adds to them and the
+// run's metrics (sim/core/run/metrics.cpp) read them, both through these names.
+#pragma once
+
+#include "sim/core/base/recorder.hpp"
+
+#include <string>
+
+namespace mlsim::pipeline_counters {
+
+inline CounterName workers() { return CounterName("pipeline.workers"); }           // pipeline workers, all nodes
+inline CounterName batches() { return CounterName("pipeline.batches"); }           // batch shares delivered
+inline CounterName read_ram_bytes() { return CounterName("read.ram_bytes"); }      // bytes read from RAM / page cache
+inline CounterName read_storage_bytes() { return CounterName("read.storage_bytes"); } // bytes read from disk or remote storage
+inline CounterName read_samples() { return CounterName("read.samples"); }
+inline CounterName read_busy_seconds() { return CounterName("read.busy_seconds"); }  // reader-seconds spent reading
+inline CounterName collate_core_seconds() { return CounterName("stage.collate.core_seconds"); }
+// Per map stage, by the stage's name in the scenario.
+inline CounterName stage_core_seconds(const std::string& stage) { return CounterName("stage." + stage + ".core_seconds"); }
+inline CounterName stage_samples(const std::string& stage) { return CounterName("stage." + stage + ".samples"); }
+
+} // namespace mlsim::pipeline_counters
