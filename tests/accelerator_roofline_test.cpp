@@ -1,32 +1,31 @@
 // The accelerator model against closed forms and published spec numbers.
 // Expected values are written from the datasheets (not read back from the presets),
-// so a wrong preset number fails here.
+// so a wrong preset number fails here. The roofline tests use the datasheet
+// limit (`roofline`: the preset without its kernel model); what kernels achieve
+// below it is tested in kernel_model_test.cpp.
 #include "sim/hardware/accelerator.hpp"
 #include "sim/hardware/preset_library.hpp"
 #include "sim/pipeline/step_graph/op_cost.hpp"
+
+#include "test_support.hpp"
 
 #include <gtest/gtest.h>
 
 using namespace mlsim;
 
 namespace {
-Op gemm(long m, long n, long k, DType d) {
-  Op op;
-  op.name = "gemm";
-  op.kind = OpKind::matmul;
-  op.flops = Flops(2.0 * m * n * k);
-  op.in_elements = static_cast<double>(m * k);
-  op.param_elements = static_cast<double>(k * n);
-  op.out_elements = static_cast<double>(m * n);
-  op.dims = {{"batch", m}, {"m", m}, {"n", n}, {"k", k}};
-  op.compute_dtype = op.in_dtype = op.out_dtype = op.param_dtype = d;
-  return op;
+using fixtures::gemm_op;
+// The preset as a pure roofline: datasheet peaks, no tiles, waves or achieved fractions.
+AcceleratorSpec roofline(const std::string& preset) {
+  AcceleratorSpec a = accelerator_preset(preset);
+  a.kernels = KernelParams{};
+  return a;
 }
 } // namespace
 
 TEST(AcceleratorRoofline, LargeFp16GemmOnH100RunsAtTensorCorePeak) {
-  AcceleratorSpec h100 = accelerator_preset("h100-sxm");
-  Op op = gemm(8192, 8192, 8192, DType::fp16);
+  AcceleratorSpec h100 = roofline("h100-sxm");
+  Op op = gemm_op(8192, 8192, 8192, DType::fp16);
   OpCost c = cost_device_op(op, h100);
   // H100 SXM datasheet: 1979 TFLOPS fp16 with sparsity = 989.4 dense; 5 us launch.
   double compute = 2.0 * 8192.0 * 8192.0 * 8192.0 / 989.4e12;
@@ -37,8 +36,8 @@ TEST(AcceleratorRoofline, LargeFp16GemmOnH100RunsAtTensorCorePeak) {
 }
 
 TEST(AcceleratorRoofline, UnalignedFp16GemmFallsToCudaCores) {
-  AcceleratorSpec h100 = accelerator_preset("h100-sxm");
-  Op op = gemm(8190, 8192, 8192, DType::fp16); // m not a multiple of 8
+  AcceleratorSpec h100 = roofline("h100-sxm");
+  Op op = gemm_op(8190, 8192, 8192, DType::fp16); // m not a multiple of 8
   OpCost c = cost_device_op(op, h100);
   EXPECT_EQ(c.path, "CUDA core");
   // Hopper whitepaper: fp16 non-tensor 133.8 TFLOPS (SXM5).
@@ -46,15 +45,15 @@ TEST(AcceleratorRoofline, UnalignedFp16GemmFallsToCudaCores) {
 }
 
 TEST(AcceleratorRoofline, Fp32GemmOnV100UsesCudaCoresAtFp32Peak) {
-  AcceleratorSpec v100 = accelerator_preset("v100-sxm2-16gb");
-  Op op = gemm(4096, 4096, 4096, DType::fp32);
+  AcceleratorSpec v100 = roofline("v100-sxm2-16gb");
+  Op op = gemm_op(4096, 4096, 4096, DType::fp32);
   OpCost c = cost_device_op(op, v100);
   EXPECT_EQ(c.path, "CUDA core");
   EXPECT_NEAR(c.duration.value(), 5e-6 + 2.0 * 4096.0 * 4096.0 * 4096.0 / 15.7e12, 1e-12); // V100 datasheet
 }
 
 TEST(AcceleratorRoofline, ElementwiseOpIsMemoryBound) {
-  AcceleratorSpec a100 = accelerator_preset("a100-sxm4-80gb");
+  AcceleratorSpec a100 = roofline("a100-sxm4-80gb");
   Op relu;
   relu.kind = OpKind::elementwise;
   relu.in_elements = relu.out_elements = 1e9;
@@ -68,31 +67,31 @@ TEST(AcceleratorRoofline, ElementwiseOpIsMemoryBound) {
 }
 
 TEST(AcceleratorRoofline, EfficiencyFactorScalesTheRoofline) {
-  AcceleratorSpec h100 = accelerator_preset("h100-sxm");
+  AcceleratorSpec h100 = roofline("h100-sxm");
   h100.efficiency["matmul"] = 0.5;
-  Op op = gemm(8192, 8192, 8192, DType::fp16);
+  Op op = gemm_op(8192, 8192, 8192, DType::fp16);
   EXPECT_NEAR(cost_device_op(op, h100).duration.value(), 5e-6 + 2.0 * 8192.0 * 8192.0 * 8192.0 / 989.4e12 / 0.5,
               1e-12);
 }
 
 TEST(AcceleratorRoofline, MatrixUnitUtilisationIsUsefulOverPaddedFlops) {
   AcceleratorSpec tpu = accelerator_preset("tpu-v3-core");
-  Op small = gemm(16, 64, 512, DType::bf16); // batch 16, 64 output features
+  Op small = gemm_op(16, 64, 512, DType::bf16); // batch 16, 64 output features
   small.dims["batch"] = 16;
   OpCost c = cost_device_op(small, tpu);
   EXPECT_EQ(c.path, "matrix unit");
   // Mapped dims (batch, n) padded to 128: (16/128) * (64/128) = 1/16.
   EXPECT_DOUBLE_EQ(c.matrix_unit_utilization, (16.0 / 128.0) * (64.0 / 128.0));
   EXPECT_DOUBLE_EQ(c.executed_flops.value(), small.flops.value() * 16.0);
-  Op full = gemm(256, 256, 512, DType::bf16);
+  Op full = gemm_op(256, 256, 512, DType::bf16);
   EXPECT_DOUBLE_EQ(cost_device_op(full, tpu).matrix_unit_utilization, 1.0);
-  Op ragged = gemm(130, 128, 512, DType::bf16); // 130 -> 256
+  Op ragged = gemm_op(130, 128, 512, DType::bf16); // 130 -> 256
   EXPECT_DOUBLE_EQ(cost_device_op(ragged, tpu).matrix_unit_utilization, 130.0 / 256.0);
 }
 
 TEST(AcceleratorRoofline, TpuCoreComputePaddedFlopsAtHalfAChipsPeak) {
   AcceleratorSpec tpu = accelerator_preset("tpu-v3-core");
-  Op op = gemm(16, 128, 4096, DType::bf16);
+  Op op = gemm_op(16, 128, 4096, DType::bf16);
   op.dims["batch"] = 16;
   // Jouppi et al. 2020: 123 TFLOPS bf16 per v3 chip of two cores.
   double padded = op.flops.value() * 128.0 / 16.0;

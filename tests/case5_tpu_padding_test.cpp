@@ -44,6 +44,32 @@ TEST(Case5TpuPadding, BatchSixteenFillsOneEighthOfTheMatrixUnit) {
   EXPECT_LE(top["utilization"].get<double>(), 16 / kUnit);
 }
 
+// The report's profile: XLA fuses each convolution with its leaky ReLU (an "output fusion"); those fused
+// ops take most of the step at low utilisation, and the padding of the batch side to 128 explains it.
+TEST(Case5TpuPadding, OutputFusionsDominateAndPaddingExplainsTheirUtilisation) {
+  auto b16 = run_case(16);
+  auto b128 = run_case(128);
+  EXPECT_GT(b16["fusion_time"]["output fusion"].get<double>(), 0.5);
+  const auto& top = b16["top_ops"][0];
+  EXPECT_EQ(top["fusion"], "output fusion");
+  EXPECT_EQ(top["name"].get<std::string>().rfind("fusion.", 0), 0u); // named as XLA's profile names it
+  EXPECT_EQ(top["kind"], "conv");
+  EXPECT_GE(top["fused"].size(), 2u); // the conv and its activation
+  // Its utilisation is at most its useful share of the padded work, and that share carries the batch
+  // side's 16/128; the same fused op at batch 128 has no batch padding: exactly 8x the useful share.
+  double useful16 = top["useful_flop_fraction"].get<double>();
+  EXPECT_LE(top["utilization"].get<double>(), useful16 + 1e-12);
+  EXPECT_LE(useful16, 16 / kUnit + 1e-12);
+  EXPECT_NE(top["why"].get<std::string>().find("padded"), std::string::npos);
+  bool found = false;
+  for (const auto& op : b128["top_ops"])
+    if (op["name"] == top["name"]) {
+      found = true;
+      EXPECT_NEAR(op["useful_flop_fraction"].get<double>() / useful16, kUnit / 16, 1e-9);
+    }
+  EXPECT_TRUE(found) << "the same fusion is among the top ops at batch 128";
+}
+
 TEST(Case5TpuPadding, LargerBatchCutsTheTimePerSample) {
   auto b16 = run_case(16);
   auto b128 = run_case(128);

@@ -3,6 +3,7 @@
 
 #include "sim/core/run/isolated.hpp"
 #include "sim/core/run/scenario.hpp"
+#include "sim/pipeline/step_graph/op.hpp"
 
 #include <string>
 #include <vector>
@@ -26,10 +27,20 @@ inline Scenario load(const std::string& yaml, const std::vector<std::string>& ov
   return load_scenario(root);
 }
 
+// A device matmul m x n x k computing and storing in `d` (dims m, n, k and batch = m).
+Op gemm_op(long m, long n, long k, DType d);
+
 // Path of a file in the source tree.
 std::string source_path(const std::string& relative);
 
 // Path of the mlsim executable under test.
 std::string mlsim_binary();
+
+// Runs `mlsim ARGS` and returns its exit code and output (stdout and stderr together).
+struct CliResult {
+  int code = -1;
+  std::string output;
+};
+CliResult run_mlsim(const std::string& args);
 
 } // namespace mlsim::fixtures

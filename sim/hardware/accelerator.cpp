@@ -79,7 +79,7 @@ std::vector<std::string> parse_dim_names(const ConfigNode& list) {
 AcceleratorSpec parse_accelerator(const ConfigNode& node) {
   node.allow_only({"preset", "count", "name", "source", "matrix_peak", "vector_peak", "fast_path_alignment",
                    "fast_path_dims", "matrix_unit_size", "matrix_unit_dims", "memory_bandwidth", "memory_size",
-                   "launch_overhead", "efficiency", "nvlink"});
+                   "launch_overhead", "efficiency", "kernels", "nvlink"});
   AcceleratorSpec a;
   a.name = node.get_string("name", node.has("preset") ? node.get_string("preset") : "accelerator");
   a.matrix_peak = parse_peaks(node.child("matrix_peak"));
@@ -106,6 +106,7 @@ AcceleratorSpec parse_accelerator(const ConfigNode& node) {
     for (const auto& k : eff.keys())
       a.efficiency[k] = eff.get_number(k, std::nullopt, 0.001, 1.0);
   }
+  a.kernels = parse_kernel_params(node.child("kernels"));
   return a;
 }
 

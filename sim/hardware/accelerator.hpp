@@ -12,13 +12,16 @@
 //     in `matrix_unit_dims` are padded up to multiples of it; the padding is
 //     computed but useless, so utilisation = useful / padded FLOPs.
 // HBM bandwidth bounds memory-bound ops (roofline); `launch_overhead` is paid
-// per kernel; `efficiency[kind]` is the fraction of the roofline an op kind
-// reaches (1.0 unless calibration fits it).
+// per kernel; `kernels` (sim/hardware/kernel_model.hpp) says what kernels
+// achieve of the peaks (tiles and waves over the SMs, fractions measured on
+// real kernels); `efficiency[kind]` is a further factor per op kind (1.0
+// unless a calibrated profile sets it).
 // Ignores: clocks and power throttling, cache effects, concurrent kernels.
 #pragma once
 
 #include "sim/core/base/config_node.hpp"
 #include "sim/core/base/units.hpp"
+#include "sim/hardware/kernel_model.hpp"
 
 #include <map>
 #include <optional>
@@ -48,7 +51,8 @@ struct AcceleratorSpec {
   BytesPerSec memory_bandwidth{0.0};
   Bytes memory_size{0.0};
   Seconds launch_overhead{0.0};
-  std::map<std::string, double> efficiency; // per op kind, fraction of peak reached (calibration fits these)
+  std::map<std::string, double> efficiency; // per op kind, a further factor (a calibrated profile sets these)
+  KernelParams kernels;                     // what kernels achieve of the peaks (empty: the plain roofline)
 
   // Peak on the vector path for `d` (fp32 peak for dtypes without one of their own).
   FlopsPerSec vector_peak_for(DType d) const;

@@ -21,6 +21,7 @@ struct Batch {
   double compute_scale = 1.0;  // padded work / nominal work (variable-size inputs)
   double padded_fraction = 0.0;
   double pushed_at = 0.0;
+  double copy_start = -1.0;    // overlapped copy: when its host-to-device copy began (-1: not copied yet)
 };
 
 struct QueueStats {

@@ -9,12 +9,15 @@
 //  - a step graph (sim/pipeline/step_graph/): a preset, a layer list or an op
 //    list, planned op by op (see step_graph/graph_model.hpp for the keys).
 //      model: {preset: resnet50, precision: mixed_fp16, stack: native}
+//  - a measured step replayed from a profiler trace (sim/pipeline/trace/):
+//      model: {trace: run1.pt.trace.json, steps: [5, 10]}
 #pragma once
 
 #include "sim/core/base/config_node.hpp"
 #include "sim/hardware/accelerator.hpp"
 #include "sim/pipeline/step_graph/graph_model.hpp"
 #include "sim/pipeline/step_plan.hpp"
+#include "sim/pipeline/trace/trace_model.hpp"
 
 #include <optional>
 #include <string>
@@ -30,6 +33,8 @@ struct ModelSpec {
   DType dtype = DType::fp32;
   // The step-graph forms (set when the model is a preset, a layer list or an op list):
   std::optional<GraphModel> graph;
+  // The trace form (set when the model is `trace: FILE`):
+  std::optional<TraceModel> trace;
 };
 
 ModelSpec parse_model(const ConfigNode& node);

@@ -71,7 +71,7 @@ StageSpec parse_stage(const ConfigNode& node, const CpuSpec& cpu) {
 
 PipelineSpec parse_pipeline(const ConfigNode& node, const CpuSpec& cpu) {
   node.allow_only({"framework", "batch_size", "workers", "prefetch", "prefetch_factor", "chunks_per_batch",
-                   "pin_memory", "placement", "service", "stages", "batch", "device_stage"});
+                   "pin_memory", "copy", "placement", "service", "stages", "batch", "device_stage"});
   PipelineSpec p;
   p.framework = node.get_choice("framework", {"tf.data", "pytorch", "keras-generator", "custom"}, "custom");
   p.batch_size = node.get_integer("batch_size", std::nullopt, 1, 10000000); // samples per accelerator
@@ -94,6 +94,13 @@ PipelineSpec parse_pipeline(const ConfigNode& node, const CpuSpec& cpu) {
     p.prefetch = static_cast<int>(node.get_integer("prefetch", 2, 0, 100000));
     p.pinned = node.get_bool("pin_memory", true);
   }
+  // A non-blocking copy needs page-locked memory (a pageable one is synchronous) and a batch to copy ahead.
+  std::string copy = node.get_choice("copy", {"overlapped", "serialized"},
+                                     p.pinned && p.prefetch > 0 ? "overlapped" : "serialized");
+  if (copy == "overlapped" && !p.pinned)
+    node.child("copy").fail("serialized when pin_memory is false (a pageable copy cannot overlap compute)",
+                            "overlapped");
+  p.overlap_copy = copy == "overlapped";
   p.chunks_per_batch = static_cast<int>(node.get_integer("chunks_per_batch", 0, 0, 1 << 20));
   p.placement = node.get_choice("placement", {"local", "service"}, "local");
   if (ConfigNode svc = node.child("service"); svc.defined()) {

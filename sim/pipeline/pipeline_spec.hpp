@@ -12,6 +12,9 @@
 //                    batches outstanding; pin_memory.
 //   keras-generator  one Python thread producing on demand: no overlap with
 //                    the step unless `workers`/`prefetch` are given.
+// `copy`: overlapped (default when pinned and prefetching: the next batch is
+// copied to the device on its own stream during the current step) or
+// serialized (the copy runs in the step, before its ops).
 #pragma once
 
 #include "sim/core/base/config_node.hpp"
@@ -62,6 +65,9 @@ struct PipelineSpec {
   int chunks_per_batch = 0;    // element-parallel: chunks per node batch (0: one per worker)
   bool whole_batch_workers = false; // pytorch: each worker builds whole batches
   bool pinned = true;               // pinned host buffers for the host-to-device copy
+  // The host-to-device copy on its own stream, one batch ahead of the step (DALI; PyTorch with pin_memory and
+  // non_blocking; tf.data prefetching to the device): default when pinned and prefetching. Else serialised.
+  bool overlap_copy = true;
   std::string placement = "local";  // local | service
   std::string service_node;         // name of the data-service node group
   bool coordinated_reads = false;   // service: every trainer of a round gets batches of similar size

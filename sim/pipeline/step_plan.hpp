@@ -36,6 +36,9 @@ struct PlannedOp {
   std::string phase;         // forward, backward, optimizer
   std::string layer;         // the layer it came from
   std::string note;          // why a cast exists, or which stack rule applied
+  std::string why;           // the cause of its time (tiles and waves, padding, memory-bound)
+  std::string fusion;        // "output fusion", "loop fusion", ... when it stands for several ops fused
+  std::vector<std::string> fused; // the ops a fusion stands for
 };
 
 struct GradientBucket {

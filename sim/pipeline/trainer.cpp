@@ -4,13 +4,69 @@
 
 #include <simgrid/s4u.hpp>
 
+#include <algorithm>
+
 namespace sg4 = simgrid::s4u;
 
 namespace mlsim {
 
+namespace {
+bool overlapped_copy(const JobContext& job, const NodeSpec& node) { return job.pipeline->overlap_copy && node.pcie.pinned; }
+} // namespace
+
 void Trainer::start() {
   sg4::Host* gpu = s_.node->accelerators[static_cast<size_t>(s_.local_rank)];
+  if (overlapped_copy(*s_.job, *s_.node->spec)) {
+    on_device_ = std::make_unique<BatchQueue>(1);
+    // A daemon: after a fast-forward (steady_state.hpp) the trainer stops before the copier's last batch.
+    spawn_actor(gpu->get_name() + ".copier", gpu, [this] { copy_ahead(); })->daemonize();
+  }
   spawn_actor(gpu->get_name() + ".trainer", gpu, [this] { run(); });
+}
+
+void Trainer::copy_ahead() {
+  sg4::Host* gpu = s_.node->accelerators[static_cast<size_t>(s_.local_rank)];
+  auto* rec = s_.recorder;
+  uint32_t track = rec->intern(gpu->get_name() + "/copy"), name = rec->intern("copy batch to device");
+  uint32_t cat = rec->intern("h2d");
+  for (long step = 0; step < s_.job->run->steps; ++step) {
+    on_device_->acquire_token(); // one batch ahead of the step at most
+    Batch b = s_.queue->pop();
+    b.copy_start = sg4::Engine::get_clock();
+    s_.platform->transfer(s_.node->cpu, gpu, b.bytes)->wait();
+    rec->span(track, name, cat, b.copy_start, sg4::Engine::get_clock());
+    on_device_->push(b);
+  }
+}
+
+Batch Trainer::next_batch(StepRecord& r, uint32_t track) {
+  auto* rec = s_.recorder;
+  sg4::Host* gpu = s_.node->accelerators[static_cast<size_t>(s_.local_rank)];
+  uint32_t cat_input = rec->intern("input"), name_wait = rec->intern("wait for input");
+  uint32_t cat_h2d = rec->intern("h2d"), name_h2d = rec->intern("copy batch to device");
+  if (on_device_) {
+    Batch batch = on_device_->pop();
+    double t = sg4::Engine::get_clock();
+    // The part of the wait during which this batch was being copied is the exposed copy; the rest is input.
+    double copying_from = std::clamp(batch.copy_start, r.start, t);
+    r.input = copying_from - r.start;
+    r.h2d = t - copying_from;
+    rec->span(track, name_wait, cat_input, r.start, copying_from);
+    if (r.h2d > 0)
+      rec->span(track, name_h2d, cat_h2d, copying_from, t);
+    return batch;
+  }
+  Batch batch = s_.queue->pop();
+  double t = sg4::Engine::get_clock();
+  r.input = t - r.start;
+  rec->span(track, name_wait, cat_input, r.start, t);
+  if (!s_.node->spec->pcie.pinned) // pageable: the driver stages through a pinned buffer
+    sg4::this_actor::exec_init(batch.bytes)->set_host(s_.node->ram_bus)->wait();
+  s_.platform->transfer(s_.node->cpu, gpu, batch.bytes)->wait();
+  double t2 = sg4::Engine::get_clock();
+  r.h2d = t2 - t;
+  rec->span(track, name_h2d, cat_h2d, t, t2);
+  return batch;
 }
 
 double Trainer::run_device_ops(size_t begin, size_t end, double scale, bool trace, uint32_t track) {
@@ -41,8 +97,7 @@ void Trainer::run() {
   sg4::Host* cpu = s_.node->cpu;
   uint32_t track = rec->intern(gpu->get_name());
   uint32_t host_track = rec->intern(gpu->get_name() + "/host-ops");
-  uint32_t cat_input = rec->intern("input"), cat_h2d = rec->intern("h2d"), cat_coll = rec->intern("collective");
-  uint32_t name_wait = rec->intern("wait for input"), name_h2d = rec->intern("copy batch to device");
+  uint32_t cat_coll = rec->intern("collective");
   uint32_t name_exposed = rec->intern("wait for gradients");
   const size_t n_ops = plan.ops.size();
   // buckets_after[i]: bytes of the buckets whose gradients are ready after op i.
@@ -59,18 +114,8 @@ void Trainer::run() {
     r.step = step;
     r.start = sg4::Engine::get_clock();
     bool trace = step < s_.trace_steps || step >= job.run->steps - 1;
-    Batch batch = s_.queue->pop();
-    double t = sg4::Engine::get_clock();
-    r.input = t - r.start;
-    rec->span(track, name_wait, cat_input, r.start, t);
+    Batch batch = next_batch(r, track);
     r.padded_fraction = batch.padded_fraction;
-
-    if (!s_.node->spec->pcie.pinned) // pageable: the driver stages through a pinned buffer
-      sg4::this_actor::exec_init(batch.bytes)->set_host(s_.node->ram_bus)->wait();
-    s_.platform->transfer(cpu, gpu, batch.bytes)->wait();
-    double t2 = sg4::Engine::get_clock();
-    r.h2d = t2 - t;
-    rec->span(track, name_h2d, cat_h2d, t, t2);
 
     if (job.pipeline->device_stage.present) {
       const auto& ds = job.pipeline->device_stage;

@@ -10,6 +10,11 @@
 // Consecutive device ops with nothing between them run as one exec: a stream
 // runs them back to back, so merging changes no time, only the event count.
 // Variable-size batches scale device time by the batch's compute_scale.
+// Overlapped copy (pipeline.copy, pinned memory): a copier actor copies the
+// next batch on its own stream while the step runs, one batch ahead (a
+// device buffer of one); the step then waits only for what of the copy is
+// not yet done (its h2d part), and the rest of the wait is input. The copy
+// shares PCIe/NVLink links with the all-reduce in the sharing solver.
 #pragma once
 
 #include "sim/core/base/recorder.hpp"
@@ -19,6 +24,8 @@
 #include "sim/pipeline/collective.hpp"
 #include "sim/pipeline/steady_state.hpp"
 #include "sim/pipeline/step_plan.hpp"
+
+#include <memory>
 
 namespace mlsim {
 
@@ -43,10 +50,14 @@ public:
 
 private:
   void run();
+  void copy_ahead(); // the overlapped copier
+  // Waits for the next batch, copying it in the step when the copy is serialised; records input and h2d.
+  Batch next_batch(StepRecord& r, uint32_t track);
   // One segment: device ops [begin, end) merged into one exec.
   double run_device_ops(size_t begin, size_t end, double scale, bool trace, uint32_t track);
 
   Setup s_;
+  std::unique_ptr<BatchQueue> on_device_; // overlapped copy: batches already on the device
 };
 
 } // namespace mlsim

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   mlsim::add_sweep_commands(app, status);
   mlsim::add_calibrate_command(app, status);
   mlsim::add_validate_command(app, status);
+  mlsim::add_import_trace_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

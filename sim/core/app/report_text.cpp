@@ -80,10 +80,15 @@ std::string render_text_report(const Scenario& sc, const RunMetrics& m) {
   if (!m.top_ops.empty()) {
     line("");
     line("Top ops by time");
-    for (const auto& o : m.top_ops)
+    for (const auto& o : m.top_ops) {
       line(fmt::format("  {:<44} {:<12} {:<12} {:>8}  util {}",
-                       o.name.size() > 44 ? o.name.substr(0, 41) + "..." : o.name, o.kind, o.path,
-                       pct(o.time_fraction), pct(o.utilization)));
+                       o.name.size() > 44 ? o.name.substr(0, 41) + "..." : o.name,
+                       o.fusion.empty() ? o.kind : o.fusion, o.path, pct(o.time_fraction), pct(o.utilization)));
+      if (!o.why.empty())
+        line("      " + o.why);
+    }
+    for (const auto& [kind, share] : m.fusion_time)
+      line(fmt::format("  Fused by the framework: {} of op time in {}s", pct(share), kind));
     if (m.matrix_path.time_fraction > 0)
       line(fmt::format("  On the {}: {} of device op time at {} utilisation ({} of its executed FLOPs useful)",
                        m.matrix_path.name, pct(m.matrix_path.time_fraction), pct(m.matrix_path.utilization),

@@ -48,6 +48,8 @@ public:
   static ConfigNode with_overrides(const ConfigNode& root, const std::vector<std::string>& assignments);
 
   const std::string& path() const { return path_; }
+  // The file the document came from (for paths written relative to it).
+  std::string source_file() const { return source_ ? source_->file : std::string(); }
   const YAML::Node& yaml() const { return node_; }
   bool defined() const { return node_.IsDefined() && !node_.IsNull(); }
   bool is_map() const { return node_.IsMap(); }

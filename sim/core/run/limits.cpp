@@ -101,7 +101,7 @@ SimulationSize estimate_size(const Scenario& s) {
       readers = st.parallelism;
   z.workers = nodes * workers;
   z.readers = nodes * readers;
-  z.accelerator_actors = nodes * t.accelerator_count * 2.0;
+  z.accelerator_actors = nodes * t.accelerator_count * 3.0; // trainer, communicator, copier
   for (const auto& n : s.nodes) {
     double instances = n.role == "trainer" && n.accelerator_count > 0 ? nodes : n.count;
     z.hosts += instances * node_hosts(n);

@@ -6,7 +6,7 @@
 //                     aborts when the kernel refuses one (~32k actors at the default 65530;
 //                     `sysctl -w vm.max_map_count=...` raises the limit).
 //                     Per simulated trainer node: 1 dispatcher + readers + workers;
-//                     per accelerator: a trainer and a communicator; per core of every
+//                     per accelerator: a trainer, a communicator, a copier; per core of every
 //                     node: at most one balancing actor (per_core scheduler).
 //   hosts             <= kMaxHosts: the platform is one full zone, which keeps a route
 //                     slot for every pair of hosts (hosts^2 x 8 bytes: 800 MB at 10,000).

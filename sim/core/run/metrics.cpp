@@ -221,12 +221,17 @@ void op_figures(const SimulationOutput& out, RunMetrics& m) {
   std::vector<OpFigure> ops;
   double total = device + host;
   for (const auto& op : plan.ops)
-    ops.push_back({op.name, op.kind, op.path, total > 0 ? op.duration.value() / total : 0, op.utilization});
+    ops.push_back({op.name, op.kind, op.path, total > 0 ? op.duration.value() / total : 0, op.utilization,
+                   op.executed_flops.value() > 0 ? op.flops.value() / op.executed_flops.value() : 1.0, op.fusion,
+                   op.why, op.fused});
   std::stable_sort(ops.begin(), ops.end(),
                    [](const OpFigure& a, const OpFigure& b) { return a.time_fraction > b.time_fraction; });
   if (ops.size() > 10)
     ops.resize(10);
   m.top_ops = ops;
+  for (const auto& op : plan.ops)
+    if (!op.fusion.empty() && total > 0)
+      m.fusion_time[op.fusion] += op.duration.value() / total;
   m.memory_footprint = plan.memory_footprint.value();
   m.memory_capacity = plan.memory_capacity.value();
 }

@@ -9,6 +9,7 @@
 #include "sim/core/run/scenario.hpp"
 #include "sim/core/run/simulation.hpp"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ struct LinkFigure {
 struct OpFigure {
   std::string name, kind, path;
   double time_fraction = 0, utilization = 0;
+  double useful_flop_fraction = 1; // useful over executed FLOPs (below 1 when padded)
+  std::string fusion, why;         // the fusion kind ("" when a single op); the cause of its time
+  std::vector<std::string> fused;  // the ops a fusion stands for
 };
 
 // Device ops on the matrix path (tensor cores / a TPU's matrix unit), from the step plan.
@@ -73,6 +77,7 @@ struct RunMetrics {
   double pipeline_capacity = 0;            // samples/s all CPU stages together can deliver
   double pipeline_cpu_utilization = 0;     // throughput / pipeline_capacity
   std::vector<OpFigure> top_ops;
+  std::map<std::string, double> fusion_time; // share of op time per fusion kind ("output fusion", ...)
   MatrixPathFigure matrix_path;
   double memory_footprint = 0, memory_capacity = 0;
   double samples_consumed = 0;

@@ -57,9 +57,17 @@ nlohmann::ordered_json metrics_to_json(const RunMetrics& m) {
   j["pipeline_cpu_utilization"] = m.pipeline_cpu_utilization;
   json ops = json::array();
   for (const auto& o : m.top_ops)
-    ops.push_back({{"name", o.name}, {"kind", o.kind}, {"path", o.path}, {"time_fraction", o.time_fraction},
-                   {"utilization", o.utilization}});
+    ops.push_back({{"name", o.name},
+                   {"kind", o.kind},
+                   {"path", o.path},
+                   {"time_fraction", o.time_fraction},
+                   {"utilization", o.utilization},
+                   {"useful_flop_fraction", o.useful_flop_fraction},
+                   {"fusion", o.fusion},
+                   {"fused", o.fused},
+                   {"why", o.why}});
   j["top_ops"] = ops;
+  j["fusion_time"] = m.fusion_time;
   j["matrix_path"] = {{"name", m.matrix_path.name},
                       {"utilization", m.matrix_path.utilization},
                       {"useful_flop_fraction", m.matrix_path.useful_flop_fraction},
@@ -118,10 +126,21 @@ RunMetrics metrics_from_json(const nlohmann::ordered_json& j) {
     m.slowest_link = link(j.at("slowest_link"));
     m.pipeline_capacity = number(j.at("pipeline_capacity_samples_per_s"));
     m.pipeline_cpu_utilization = number(j.at("pipeline_cpu_utilization"));
-    for (const auto& o : j.at("top_ops"))
-      m.top_ops.push_back({o.at("name").get<std::string>(), o.at("kind").get<std::string>(),
-                           o.at("path").get<std::string>(), number(o.at("time_fraction")),
-                           number(o.at("utilization"))});
+    for (const auto& o : j.at("top_ops")) {
+      OpFigure f;
+      f.name = o.at("name").get<std::string>();
+      f.kind = o.at("kind").get<std::string>();
+      f.path = o.at("path").get<std::string>();
+      f.time_fraction = number(o.at("time_fraction"));
+      f.utilization = number(o.at("utilization"));
+      f.useful_flop_fraction = number(o.at("useful_flop_fraction"));
+      f.fusion = o.at("fusion").get<std::string>();
+      f.fused = o.at("fused").get<std::vector<std::string>>();
+      f.why = o.at("why").get<std::string>();
+      m.top_ops.push_back(f);
+    }
+    for (const auto& [kind, share] : j.at("fusion_time").items())
+      m.fusion_time[kind] = number(share);
     const auto& mp = j.at("matrix_path");
     m.matrix_path = {mp.at("name").get<std::string>(), number(mp.at("utilization")),
                      number(mp.at("useful_flop_fraction")), number(mp.at("time_fraction"))};

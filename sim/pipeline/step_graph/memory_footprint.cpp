@@ -2,19 +2,68 @@
 
 #include "sim/core/base/errors.hpp"
 
+#include <algorithm>
+#include <set>
+#include <string>
+
 namespace mlsim {
+
+namespace {
+// The op's name after its layer: "conv1_relu/relu" -> "relu".
+std::string op_type(const Op& op) {
+  auto slash = op.name.rfind('/');
+  return slash == std::string::npos ? op.name : op.name.substr(slash + 1);
+}
+
+enum class Saves { inputs, output, mask, nothing };
+
+// What the op's backward reads of the forward activations (PyTorch autograd's saved tensors).
+Saves saved_by(const Op& op) {
+  if (is_matrix_kind(op.kind))
+    return Saves::inputs; // dW = dY^T X needs X; dX = dY W needs only the weights
+  if (op.kind == OpKind::cast || op.kind == OpKind::copy)
+    return Saves::nothing; // a cast's gradient is a cast back; concat/gather route gradients
+  const std::string t = op_type(op);
+  if (t == "relu" || t == "sigmoid" || t == "tanh" || t == "softmax")
+    return Saves::output; // their derivative is a function of the output (in-place ReLU keeps only that)
+  if (t == "add" || t == "concat" || t == "flatten" || t == "avg_pool" || t == "mean")
+    return Saves::nothing; // gradients pass through, or need only the shape
+  if (t == "dropout")
+    return Saves::mask; // a one-byte keep mask per element
+  return Saves::inputs; // batch/layer norm, max pooling, leaky ReLU, GELU, losses
+}
+} // namespace
 
 MemoryFootprint memory_footprint(const OpGraph& forward, PrecisionPolicy policy, Optimizer optimizer,
                                  Bytes input_batch) {
   MemoryFootprint m;
   double params = 0.0;
   m.activations = input_batch;
-  for (const auto& op : forward.ops) {
+  std::set<size_t> saved; // ops whose output tensor stays alive for the backward pass, each once
+  Bytes largest{0.0};
+  for (size_t i = 0; i < forward.ops.size(); ++i) {
+    const Op& op = forward.ops[i];
     if (op.placement != OpPlacement::device)
       continue;
     params += op.owned_parameters;
-    m.activations += element_size(op.out_dtype) * op.out_elements;
+    Bytes out = element_size(op.out_dtype) * op.out_elements;
+    largest = max(largest, out);
+    switch (saved_by(op)) {
+    case Saves::inputs:
+      for (size_t p : forward.producers(i))
+        saved.insert(p);
+      break;
+    case Saves::output: saved.insert(i); break;
+    case Saves::mask: m.activations += Bytes(op.out_elements); break;
+    case Saves::nothing: break;
+    }
   }
+  for (size_t i : saved)
+    if (forward.ops[i].placement == OpPlacement::device)
+      m.activations += element_size(forward.ops[i].out_dtype) * forward.ops[i].out_elements;
+  // The backward pass holds, besides the saved tensors, the gradient flowing in and the one flowing out of
+  // the op it runs: at most twice the largest activation.
+  m.workspace = largest * 2.0;
   Bytes master = element_size(master_dtype(policy));
   m.weights = master * params + (keeps_16bit_weight_copies(policy) ? Bytes(2.0) * params : Bytes(0.0));
   m.gradients = master * params;
@@ -31,8 +80,8 @@ void check_fits(const MemoryFootprint& m, Bytes capacity, long batch, const std:
                        accelerator,
                    "batch " + std::to_string(batch) + " needing " + format_bytes(m.total()) + " (weights " +
                        format_bytes(m.weights) + ", gradients " + format_bytes(m.gradients) +
-                       ", optimizer state " + format_bytes(m.optimizer_state) + ", activations " +
-                       format_bytes(m.activations) + ")");
+                       ", optimizer state " + format_bytes(m.optimizer_state) + ", activations saved for backward " +
+                       format_bytes(m.activations) + ", backward working set " + format_bytes(m.workspace) + ")");
 }
 
 } // namespace mlsim

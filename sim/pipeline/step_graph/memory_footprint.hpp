@@ -1,13 +1,25 @@
-// Device memory held during one training step.
+// Device memory held during one training step, as frameworks allocate it.
 //
-//   weights    = P x size(master) (+ P x 2 for the 16-bit copies of mixed precision)
-//   gradients  = P x size(master)
-//   optimizer  = P x states x size(master)
-//   activations= sum over device forward ops of their outputs (kept for the
-//                backward pass) + the input batch
+//   weights     = P x size(master) (+ P x 2 for the 16-bit copies of mixed precision)
+//   gradients   = P x size(master)
+//   optimizer   = P x states x size(master)
+//   activations = the input batch + each tensor some backward op reads, once
+//                 (autograd's saved tensors): a conv/matmul keeps its input,
+//                 ReLU/sigmoid/tanh/softmax their output (so an in-place ReLU
+//                 after batch norm adds nothing beyond the tensor the next
+//                 conv keeps), norms/max-pool/leaky ReLU their input, dropout
+//                 a one-byte mask, add/concat/casts/average pooling nothing;
+//                 each in the dtype it was written (16-bit under mixed
+//                 precision where the op computes in 16-bit)
+//   workspace   = 2 x the largest activation: the gradient into and out of
+//                 the backward op that runs
 // P counts only parameters of device-placed ops. Ignores: allocator
-// fragmentation, cuDNN workspaces, the framework's own reserve, activation
-// recomputation and in-place ops (so it errs on the high side for activations).
+// fragmentation (PyTorch's caching allocator rounds blocks to 512 B and large
+// ones to 2 MB, small next to CNN activations), cuDNN algorithm workspaces,
+// the CUDA context (a few hundred MB outside the framework's accounting),
+// activation recomputation.
+// Reference: PyTorch autograd "saved tensors" (torch.autograd.graph
+// saved_tensors_hooks docs); the derivatives in tools/autograd/derivatives.yaml.
 #pragma once
 
 #include "sim/pipeline/step_graph/backward_rules.hpp"
@@ -18,7 +30,8 @@ namespace mlsim {
 
 struct MemoryFootprint {
   Bytes weights{0.0}, gradients{0.0}, optimizer_state{0.0}, activations{0.0};
-  Bytes total() const { return weights + gradients + optimizer_state + activations; }
+  Bytes workspace{0.0}; // the backward pass's working set beyond the saved tensors
+  Bytes total() const { return weights + gradients + optimizer_state + activations + workspace; }
 };
 
 // `forward` has dtypes assigned (after apply_precision).

@@ -59,6 +59,10 @@ struct Op {
   // Parameters owned by this op (forward ops only): their gradients are all-reduced.
   double owned_parameters = 0.0;
 
+  // Set by the fusion pass when this op stands for several (sim/pipeline/step_graph/fusion.hpp).
+  std::string fusion;             // "output fusion", "loop fusion", "input fusion", "pointwise", "reduction"
+  std::vector<std::string> fused; // the names of the ops it stands for, in stream order
+
   Bytes bytes() const {
     return element_size(in_dtype) * in_elements + element_size(out_dtype) * out_elements +
            element_size(param_dtype) * param_elements;

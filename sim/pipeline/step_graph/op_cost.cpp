@@ -1,6 +1,11 @@
 #include "sim/pipeline/step_graph/op_cost.hpp"
 
+#include "sim/core/base/units_parse.hpp"
+
+#include <algorithm>
 #include <cmath>
+
+#include <fmt/format.h>
 
 namespace mlsim {
 
@@ -33,6 +38,29 @@ double matrix_unit_padding(const Op& op, const AcceleratorSpec& acc) {
   return factor;
 }
 
+namespace {
+// The op as one GEMM m x n x k: a batched GEMM (FLOPs > 2mnk) counts its extra multiplicity into m.
+bool gemm_view(const Op& op, double& m, double& n, double& k) {
+  auto get = [&](const char* name) {
+    auto it = op.dims.find(name);
+    return it == op.dims.end() ? 0.0 : static_cast<double>(it->second);
+  };
+  m = get("m"), n = get("n"), k = get("k");
+  if (!is_matrix_kind(op.kind) || m <= 0 || n <= 0 || k <= 0)
+    return false;
+  m *= std::max(1.0, op.flops.value() / (2.0 * m * n * k));
+  return true;
+}
+
+std::string gemm_why(const GemmTiming& g, int sms) {
+  std::string s = fmt::format("tile {}x{}", g.tile_m, g.tile_n);
+  if (g.split_k > 1)
+    s += fmt::format(" split-k {}", g.split_k);
+  return s + fmt::format(", {} wave{} over {} SMs, {:.0f} % of tile work useful, {:.0f} % of peak per tile", g.waves,
+                         g.waves == 1 ? "" : "s", sms, 100 * g.quantisation, 100 * g.fraction);
+}
+} // namespace
+
 OpCost cost_device_op(const Op& op, const AcceleratorSpec& acc) {
   OpCost c;
   c.bytes = op.bytes();
@@ -47,8 +75,23 @@ OpCost cost_device_op(const Op& op, const AcceleratorSpec& acc) {
   c.path = c.matrix_path ? acc.matrix_path_name() : acc.vector_path_name();
   c.peak = c.matrix_path ? *matrix_peak : acc.vector_peak_for(op.compute_dtype);
   c.executed_flops = op.flops / c.matrix_unit_utilization;
-  Seconds compute = c.executed_flops / c.peak;
-  Seconds memory = acc.memory_bandwidth.value() > 0 ? c.bytes / acc.memory_bandwidth : Seconds(0.0);
+  const KernelParams& kp = acc.kernels;
+  double fraction = c.matrix_path ? kp.matrix_fraction_for(op.compute_dtype) : kp.vector_fraction_for(op.compute_dtype);
+  const auto& tiles = c.matrix_path ? kp.matrix_tiles : kp.vector_tiles;
+  Seconds compute = c.executed_flops / (c.peak * fraction);
+  double m = 0, n = 0, k = 0;
+  if (kp.has_tiles() && !tiles.empty() && acc.matrix_unit_size == 0 && gemm_view(op, m, n, k)) {
+    GemmTiming g = gemm_time(kp, c.matrix_path, m, n, k, c.peak, fraction, acc.memory_bandwidth * kp.memory_fraction);
+    compute = g.total();
+    c.why = gemm_why(g, kp.sm_count);
+  } else if (c.matrix_unit_utilization < 1.0) {
+    c.why = fmt::format("padded to the {0}x{0} matrix unit: {1:.1f} % of executed FLOPs useful",
+                        acc.matrix_unit_size, 100 * c.matrix_unit_utilization);
+  }
+  Seconds memory = memory_time(kp, c.bytes, acc.memory_bandwidth);
+  if (memory > compute)
+    c.why = fmt::format("memory-bound: {} at {:.0f} % of HBM bandwidth", format_bytes(c.bytes),
+                        100 * kp.memory_fraction);
   c.duration = acc.launch_overhead + max(compute, memory) / acc.efficiency_for(to_string(op.kind));
   c.utilization = c.duration.value() > 0 ? (op.flops / c.duration) / c.peak : 0.0;
   return c;

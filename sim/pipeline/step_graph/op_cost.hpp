@@ -1,9 +1,15 @@
-// The time of one op on the accelerator: a roofline with a fast-path rule.
+// The time of one op on the accelerator: what its kernel achieves under a
+// roofline with a fast-path rule. This is the function other parts (trace
+// import, studies) call for "the achievable time of an op of kind K with dims
+// D on accelerator A": cost_device_op(op, acc).
 //
 //   executed FLOPs = useful FLOPs x padding (matrix unit: product over the
 //                    mapped dims of ceil(d / size) * size / d; else 1)
-//   t = launch_overhead + max(executed FLOPs / peak(path, dtype),
-//                             bytes / HBM bandwidth) / efficiency(kind)
+//   compute = matmul/conv with m, n, k on a GPU with a tile model: waves of
+//             tiles (sim/hardware/kernel_model.hpp, gemm_time); otherwise
+//             executed FLOPs / (peak(path, dtype) x fraction(path, dtype))
+//   memory  = memory_latency + bytes / (HBM bandwidth x memory_fraction)
+//   t = launch_overhead + max(compute, memory) / efficiency(kind)
 // The path: matmul/conv whose compute dtype has a matrix peak take the matrix
 // path if the tensor-core alignment rule holds (or always, padded, on a
 // matrix unit) and the stack does not keep them off it; everything else runs
@@ -33,6 +39,7 @@ struct OpCost {
   Bytes bytes{0.0};
   double utilization = 0.0;
   double matrix_unit_utilization = 1.0;
+  std::string why; // the cause of its time: tiles and waves, padding, or memory-bound
 };
 
 // Whether every dim the accelerator's rule names for this op kind is a multiple of the alignment.

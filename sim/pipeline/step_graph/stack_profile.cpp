@@ -8,12 +8,15 @@ namespace mlsim {
 
 StackProfile parse_stack(const ConfigNode& user) {
   ConfigNode node = resolve_preset(user, "stacks", "stack");
-  node.allow_only({"preset", "name", "source", "sixteen_bit", "tf32"});
+  node.allow_only({"preset", "name", "source", "sixteen_bit", "tf32", "fusion"});
   StackProfile s;
   s.name = node.get_string("name", user.is_scalar() ? user.as_string()
                                                     : node.get_string("preset", "inline stack"));
   s.source = node.get_string("source", "");
   s.tf32 = node.get_bool("tf32", true);
+  std::string fusion = node.get_choice("fusion", {"none", "xla", "torch_compile"}, std::string("none"));
+  s.fusion = fusion == "xla" ? FusionPolicy::xla : fusion == "torch_compile" ? FusionPolicy::torch_compile
+                                                                             : FusionPolicy::none;
   if (ConfigNode paths = node.child("sixteen_bit"); paths.defined()) {
     paths.allow_only({"matmul", "conv", "elementwise", "reduction", "copy"});
     for (const auto& kind : paths.keys()) {
@@ -24,6 +27,15 @@ StackProfile parse_stack(const ConfigNode& user) {
     }
   }
   return s;
+}
+
+std::string to_string(FusionPolicy p) {
+  switch (p) {
+  case FusionPolicy::none: return "none";
+  case FusionPolicy::xla: return "xla";
+  case FusionPolicy::torch_compile: return "torch_compile";
+  }
+  return "?";
 }
 
 StackProfile stack_preset(const std::string& name) {

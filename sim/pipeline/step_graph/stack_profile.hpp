@@ -8,8 +8,9 @@
 //                   are cast to fp32 and its output back to 16-bit, each cast a
 //                   memory-bound op of its own
 // `tf32`: whether fp32 matmul/conv may use TF32 tensor cores under the tf32 policy.
+// `fusion`: how the framework fuses kernels (none | xla | torch_compile; fusion.hpp).
 // Presets: sim/hardware/presets/stacks.yaml. Ignores: per-kernel algorithm choice
-// (cuDNN autotuning), fusion.
+// (cuDNN autotuning).
 #pragma once
 
 #include "sim/core/base/config_node.hpp"
@@ -21,12 +22,15 @@
 namespace mlsim {
 
 enum class SixteenBitPath { native, vector, fp32_with_casts };
+enum class FusionPolicy { none, xla, torch_compile };
+std::string to_string(FusionPolicy p);
 
 struct StackProfile {
   std::string name = "native";
   std::string source;
   std::map<OpKind, SixteenBitPath> sixteen_bit; // kinds not listed: native
   bool tf32 = true;
+  FusionPolicy fusion = FusionPolicy::none;
 
   SixteenBitPath path_for(OpKind k) const {
     auto it = sixteen_bit.find(k);

@@ -2,6 +2,7 @@
 
 #include "sim/core/base/errors.hpp"
 #include "sim/pipeline/step_graph/forward_graph.hpp"
+#include "sim/pipeline/step_graph/fusion.hpp"
 
 namespace mlsim {
 namespace {
@@ -44,7 +45,8 @@ StepGraph build_step_graph(const GraphModel& model, const AcceleratorSpec& acc, 
   }
   s.memory = memory_footprint(forward, model.precision, model.optimizer, input_batch);
   check_fits(s.memory, acc.memory_size, batch, acc.name, model.where);
-  s.training = add_backward_and_optimizer(forward, model.optimizer, master_dtype(model.precision));
+  s.training = fuse_ops(add_backward_and_optimizer(forward, model.optimizer, master_dtype(model.precision)),
+                       model.stack.fusion);
   std::vector<Seconds> durations;
   for (const auto& op : s.training.graph.ops) {
     s.costs.push_back(op.placement == OpPlacement::device ? cost_device_op(op, acc) : cost_host_op(op, host));
@@ -77,6 +79,9 @@ StepPlan plan_graph_step(const GraphModel& model, const AcceleratorSpec& acc, lo
     p.phase = to_string(op.phase);
     p.layer = op.layer;
     p.note = op.note;
+    p.why = c.why;
+    p.fusion = op.fusion;
+    p.fused = op.fused;
     if (op.placement == OpPlacement::host)
       pcie_traffic(g, i, p);
     plan.ops.push_back(std::move(p));

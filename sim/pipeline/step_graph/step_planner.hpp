@@ -1,7 +1,8 @@
 // From a graph model to the flat schedule the trainer runs (StepPlan).
 //
 // forward graph (layers or ops) -> precision policy and stack (dtypes, casts)
-// -> memory check -> backward and optimizer ops -> per-op cost (roofline on
+// -> memory check -> backward and optimizer ops -> the stack's kernel fusion
+// (fusion.hpp) -> per-op cost (roofline on
 // the accelerator, core-seconds on the host) -> critical path -> StepPlan.
 // The stream order is forward, backward (reverse layer order), optimizer.
 // Weight gradients are grouped into all-reduce buckets of `gradient_bucket`

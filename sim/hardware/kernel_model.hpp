@@ -1,0 +1,80 @@
+// What GPU kernels achieve of the datasheet peak, from their causes.
+//
+// GEMM and implicit-GEMM convolution (m x n output, k deep), as cuBLAS/cuDNN
+// run them: the output is cut into CTA tiles tm x tn; `slots` tiles run at
+// once per SM (a tile of area A leaves room for largest_area / A of them);
+// tiles run in waves over the SMs; each wave costs as much as a full one.
+//   tiles   = ceil(m / tm) * ceil(n / tn) * split_k
+//   waves   = ceil(tiles / (sm_count * slots))
+//   t       = waves * slots * 2 * tm * tn * ceil(k / split_k)
+//             / (peak / sm_count * fraction(path, dtype) * reuse(tile))
+//             + split_k > 1 ? split_k * m * n * 4 bytes / memory rate : 0
+//   reuse   = min(1, (tm*tn/(tm+tn)) / saturating_reuse(path)): a small tile
+//             reads more operand bytes per FLOP and starves the math units.
+//             The saturating reuse is the SM's multiply-add rate over the
+//             operand elements L2 delivers per SM: on a V100 (L2 ~2.1 TB/s,
+//             Jia et al. 2018) ~58 for fp16 tensor cores and ~15 for fp32 FMA,
+//             hence the defaults 64 (a 128x128 tile) and 16 (a 32x32 tile).
+// The kernel library picks the tile and split-k that minimise t (cuBLAS
+// heuristics do the same from the same tile list). Partial tiles (the
+// ceil) and partial waves are the quantisation losses; `fraction` is what a
+// large, square, full-wave GEMM reaches (published kernel benchmarks).
+// Memory-bound kernels: t = memory_latency + bytes / (fraction_mem * HBM peak),
+// so a small kernel sees less than the asymptotic bandwidth.
+// References: NVIDIA, "Matrix Multiplication Background User's Guide"
+// (tile and wave quantisation, typical cuBLAS tiles); Williams et al.,
+// "Roofline", CACM 52(4), 2009. Ignores: L2 reuse across tiles, clocks under
+// power limits, stream-K scheduling, epilogue cost, per-layout differences.
+#pragma once
+
+#include "sim/core/base/config_node.hpp"
+#include "sim/core/base/units.hpp"
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mlsim {
+
+enum class DType;
+
+struct KernelParams {
+  int sm_count = 0;                                 // 0: no tile model (the plain roofline)
+  std::vector<std::pair<int, int>> matrix_tiles;    // tm x tn the library has for the matrix path
+  std::vector<std::pair<int, int>> vector_tiles;    // ... and for GEMMs on the vector path
+  double saturating_reuse = 64.0;                   // tm*tn/(tm+tn) from which a tile feeds the matrix path
+  double vector_saturating_reuse = 16.0;            // ... and the vector path (CUDA-core FMA)
+  std::map<DType, double> matrix_fraction;          // of the matrix peak, large full-wave GEMM
+  std::map<DType, double> vector_fraction;          // of the vector peak (SGEMM, CUDA-core kernels)
+  double memory_fraction = 1.0;                     // of HBM bandwidth, large streaming kernel
+  Seconds memory_latency{0.0};                      // first-byte latency of a memory-bound kernel
+  std::string source;                               // where the figures come from
+
+  bool has_tiles() const { return sm_count > 0; }
+  double matrix_fraction_for(DType d) const;
+  double vector_fraction_for(DType d) const;
+};
+
+struct GemmTiming {
+  Seconds compute{0.0};      // the math part (waves of tiles)
+  Seconds reduction{0.0};    // split-k partial sums through memory
+  int tile_m = 0, tile_n = 0, split_k = 1;
+  double waves = 0.0;        // ceil'd wave count
+  double quantisation = 1.0; // useful tile work / work of the waves run (partial tiles and waves)
+  double fraction = 1.0;     // fraction(path, dtype) x reuse(tile)
+  Seconds total() const { return compute + reduction; }
+};
+
+// The GEMM m x n x k on the matrix or vector path, whose peak is `peak`, at `fraction` of it for a large
+// GEMM, with that path's tiles; `memory_rate` carries split-k partial sums.
+GemmTiming gemm_time(const KernelParams& p, bool matrix_path, double m, double n, double k, FlopsPerSec peak,
+                     double fraction, BytesPerSec memory_rate);
+
+// A memory-bound kernel moving `bytes` over HBM of peak `bandwidth`.
+Seconds memory_time(const KernelParams& p, Bytes bytes, BytesPerSec bandwidth);
+
+// Parses an accelerator's `kernels:` section (absent: no tile model, full fractions).
+KernelParams parse_kernel_params(const ConfigNode& node);
+
+} // namespace mlsim
