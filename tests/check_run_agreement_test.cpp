@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <filesystem>
 
-using mlsim::fixtures::CliResult;
-using mlsim::fixtures::run_mlsim;
+using mlsim::fixtures::ProcessResult;
+using mlsim::fixtures::run_process;
 
 namespace {
 
@@ -33,8 +33,8 @@ TEST(CheckRunAgreement, CorpusIsNotEmpty) { EXPECT_GE(corpus().size(), 10u); }
 TEST(CheckRunAgreement, CheckRejectsWhatRunRejects) {
   for (const auto& file : corpus()) {
     SCOPED_TRACE(file);
-    CliResult check = run_mlsim({"check", file});
-    CliResult run = run_mlsim({"run", file, "--no-recommendations", "--no-cores-needed", "--quiet"});
+    ProcessResult check = run_process({"check", file});
+    ProcessResult run = run_process({"run", file, "--no-recommendations", "--no-cores-needed", "--quiet"});
     EXPECT_EQ(check.signal, 0);
     EXPECT_EQ(run.signal, 0);
     EXPECT_TRUE(check.exit_code == 0 || check.exit_code == 2) << check.err;

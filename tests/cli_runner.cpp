@@ -23,7 +23,7 @@ std::string slurp(const std::string& path) {
 }
 } // namespace
 
-CliResult run_mlsim(const std::vector<std::string>& args, const CliOptions& o) {
+ProcessResult run_process(const std::vector<std::string>& args, const ProcessOptions& o) {
   static int calls = 0;
   std::string base = "/tmp/mlsim_cli_" + std::to_string(::getpid()) + "_" + std::to_string(++calls);
   std::string out_path = base + ".out", err_path = base + ".err";
@@ -66,7 +66,7 @@ CliResult run_mlsim(const std::vector<std::string>& args, const CliOptions& o) {
       ::kill(pid, SIGKILL);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  CliResult res;
+  ProcessResult res;
   res.seconds = elapsed();
   if (WIFEXITED(status))
     res.exit_code = WEXITSTATUS(status);

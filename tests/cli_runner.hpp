@@ -7,20 +7,20 @@
 
 namespace mlsim::fixtures {
 
-struct CliResult {
+struct ProcessResult {
   int exit_code = -1; // -1 when killed by a signal
   int signal = 0;     // the signal that ended it, 0 if it exited
   std::string out, err;
   double seconds = 0;
 };
 
-struct CliOptions {
+struct ProcessOptions {
   std::vector<std::string> env;  // extra "NAME=value" entries
   double send_after = 0;         // > 0: send `send_signal` after this many seconds
   int send_signal = 0;
   double timeout = 120;          // SIGKILL after this many seconds
 };
 
-CliResult run_mlsim(const std::vector<std::string>& args, const CliOptions& options = {});
+ProcessResult run_process(const std::vector<std::string>& args, const ProcessOptions& options = {});
 
 } // namespace mlsim::fixtures

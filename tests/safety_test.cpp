@@ -19,9 +19,9 @@
 #include <unistd.h>
 
 using namespace mlsim;
-using fixtures::CliOptions;
-using fixtures::CliResult;
-using fixtures::run_mlsim;
+using fixtures::ProcessOptions;
+using fixtures::ProcessResult;
+using fixtures::run_process;
 
 namespace {
 
@@ -48,17 +48,17 @@ std::string variant(const std::string& rel, const std::string& from, const std::
 
 const std::vector<std::string> kFast{"--no-recommendations", "--no-cores-needed", "--quiet"};
 
-CliResult run_fast(const std::string& file, std::vector<std::string> extra = {}, const CliOptions& o = {}) {
+ProcessResult run_fast(const std::string& file, std::vector<std::string> extra = {}, const ProcessOptions& o = {}) {
   std::vector<std::string> args{"run", file};
   args.insert(args.end(), kFast.begin(), kFast.end());
   args.insert(args.end(), extra.begin(), extra.end());
-  return run_mlsim(args, o);
+  return run_process(args, o);
 }
 
 // Exit 2 from both `check` and `run`, the message at file:line:col of the file, naming `key`.
 void expect_load_error(const std::string& file, const std::string& key) {
   for (const char* cmd : {"check", "run"}) {
-    CliResult r = std::string(cmd) == "check" ? run_mlsim({"check", file}) : run_fast(file);
+    ProcessResult r = std::string(cmd) == "check" ? run_process({"check", file}) : run_fast(file);
     EXPECT_EQ(r.signal, 0) << cmd;
     EXPECT_EQ(r.exit_code, 2) << cmd << ": " << r.err;
     EXPECT_TRUE(std::regex_search(r.err, std::regex("^mlsim: " + file + ":[0-9]+:[0-9]+: ")))
@@ -74,7 +74,7 @@ const std::string kCase5 = "scenarios/cases/case5-tpu-unet-batch128.yaml";
 // Was a segfault: the shuffle buffer's fill read a dataset held in RAM from a disk the node does not have.
 TEST(Safety, ShuffleStageOverDatasetInRamRuns) {
   std::string file = variant(kCase5, "    - read\n", "    - read\n    - {name: shuffle, buffer: 10000}\n");
-  CliResult r = run_fast(file);
+  ProcessResult r = run_fast(file);
   EXPECT_EQ(r.signal, 0);
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
@@ -111,7 +111,7 @@ TEST(Safety, HugePerByteCostIsALoadError) {
 // Was 17 s of work and then bad_alloc: every node of the service is simulated.
 TEST(Safety, HugeDataServiceIsRejectedAtOnce) {
   std::string file = variant("scenarios/cases/case2-service.yaml", "count: 4", "count: 100000");
-  CliResult r = run_mlsim({"check", file});
+  ProcessResult r = run_process({"check", file});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_LT(r.seconds, 10.0);
   EXPECT_NE(r.err.find("hardware.nodes.1.count"), std::string::npos) << r.err;
@@ -121,7 +121,7 @@ TEST(Safety, HugeDataServiceIsRejectedAtOnce) {
 // The device-memory check ran only in `run`: `check` called such a scenario valid.
 TEST(Safety, CheckRejectsABatchThatDoesNotFitInDeviceMemory) {
   std::string file = variant("scenarios/quickstart.yaml", "batch_size: 128", "batch_size: 20000");
-  CliResult r = run_mlsim({"check", file});
+  ProcessResult r = run_process({"check", file});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("pipeline.batch_size"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("fits in the"), std::string::npos) << r.err;
@@ -166,7 +166,7 @@ TEST(Safety, ActorBadAllocIsAnInternalErrorNotASignal) {
 TEST(Safety, MaxWallEndsALongRunWithExitTwo) {
   std::string file = variant("scenarios/quickstart.yaml", "  steps: 30\n", "  steps: 10000000\n  fast_forward: false\n  max_wall: 2 s\n");
   std::string json = ::testing::TempDir() + "maxwall_" + std::to_string(::getpid()) + ".json";
-  CliResult r = run_fast(file, {"--json", json});
+  ProcessResult r = run_fast(file, {"--json", json});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_LT(r.seconds, 30.0);
   EXPECT_TRUE(std::regex_search(r.err, std::regex(":[0-9]+:[0-9]+: run.max_wall: "))) << r.err;
@@ -176,7 +176,7 @@ TEST(Safety, MaxWallEndsALongRunWithExitTwo) {
 // A long run reports progress (forced here: stderr is not a terminal under ctest).
 TEST(Safety, LongRunReportsProgress) {
   std::string file = variant("scenarios/quickstart.yaml", "  steps: 30\n", "  steps: 10000000\n  fast_forward: false\n  max_wall: 4 s\n");
-  CliResult r = run_fast(file, {}, CliOptions{{"MLSIM_PROGRESS=1"}});
+  ProcessResult r = run_fast(file, {}, ProcessOptions{{"MLSIM_PROGRESS=1"}});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_TRUE(std::regex_search(r.err, std::regex("mlsim: step [0-9]+/10000000 .*steps/s.*ETA"))) << r.err;
 }
@@ -188,10 +188,10 @@ TEST_P(SafetySignal, StopsCleanlyWithoutOutput) {
   int sig = GetParam();
   std::string file = variant("scenarios/quickstart.yaml", "  steps: 30\n", "  steps: 10000000\n  fast_forward: false\n");
   std::string json = ::testing::TempDir() + "signal_" + std::to_string(::getpid()) + ".json";
-  CliOptions o;
+  ProcessOptions o;
   o.send_after = 2.0;
   o.send_signal = sig;
-  CliResult r = run_fast(file, {"--json", json}, o);
+  ProcessResult r = run_fast(file, {"--json", json}, o);
   EXPECT_EQ(r.signal, 0) << "ended by the signal itself, not by mlsim";
   EXPECT_EQ(r.exit_code, 128 + sig) << r.err;
   EXPECT_NE(r.err.find("interrupted by signal"), std::string::npos) << r.err;
