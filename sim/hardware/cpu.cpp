@@ -4,12 +4,22 @@
 
 namespace mlsim {
 
+namespace {
+// A cost term: default 0, valid range [0, max] (a slower stage cannot be simulated in finite work).
+Seconds cost_term(const ConfigNode& node, const std::string& key, double max, const char* max_text) {
+  Seconds v = node.get_quantity<Seconds>(key, Seconds(0.0), false);
+  if (!(v.value() <= max))
+    node.child(key).fail(std::string("a cost between 0 and ") + max_text, node.child(key).quoted());
+  return v;
+}
+} // namespace
+
 StageCost parse_stage_cost(const ConfigNode& node) {
   node.allow_only({"per_sample", "per_byte", "per_pixel", "r2", "reps", "spread", "source"});
   StageCost c;
-  c.per_sample = node.get_quantity<Seconds>("per_sample", Seconds(0.0), false);
-  c.per_byte = node.get_quantity<Seconds>("per_byte", Seconds(0.0), false);
-  c.per_pixel = node.get_quantity<Seconds>("per_pixel", Seconds(0.0), false);
+  c.per_sample = cost_term(node, "per_sample", 3600.0, "1 h per sample");
+  c.per_byte = cost_term(node, "per_byte", 1.0, "1 s per byte");
+  c.per_pixel = cost_term(node, "per_pixel", 1.0, "1 s per pixel");
   return c;
 }
 

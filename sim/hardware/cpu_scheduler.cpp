@@ -1,5 +1,7 @@
 #include "sim/hardware/cpu_scheduler.hpp"
 
+#include "sim/core/base/engine.hpp"
+
 #include "sim/hardware/platform.hpp"
 
 #include <simgrid/s4u.hpp>
@@ -60,7 +62,7 @@ void CpuScheduler::core_ran_dry(size_t core) {
   c.pull_pending = true;
   if (!c.ran_dry) { // the core's puller, started the first time it is needed
     c.ran_dry = sg4::Semaphore::create(0);
-    sg4::Actor::create(c.host->get_name() + ".pull", pool_, [this, core] { pull_loop(core); })->daemonize();
+    spawn_actor(c.host->get_name() + ".pull", pool_, [this, core] { pull_loop(core); })->daemonize();
   }
   c.ran_dry->release();
 }

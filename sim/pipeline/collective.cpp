@@ -1,5 +1,7 @@
 #include "sim/pipeline/collective.hpp"
 
+#include "sim/core/base/engine.hpp"
+
 #include "sim/core/base/errors.hpp"
 
 #include <simgrid/s4u.hpp>
@@ -246,7 +248,7 @@ void Communicator::start() {
   if (group_->ranks.size() < 2)
     return;
   sg4::Host* host = group_->ranks[static_cast<size_t>(rank_)];
-  sg4::Actor::create(host->get_name() + ".nccl", host, [this] { run(); })->daemonize();
+  spawn_actor(host->get_name() + ".nccl", host, [this] { run(); })->daemonize();
 }
 
 void Communicator::submit(double bytes) {

@@ -1,5 +1,7 @@
 #include "sim/pipeline/input_pipeline.hpp"
 
+#include "sim/core/base/engine.hpp"
+#include "sim/core/base/errors.hpp"
 #include "sim/pipeline/pipeline_counters.hpp"
 
 #include <simgrid/s4u.hpp>
@@ -46,14 +48,14 @@ InputPipeline::InputPipeline(Setup setup)
 
 void InputPipeline::start() {
   auto* rec = s_.recorder;
-  sg4::Actor::create(s_.node->name + ".dispatch", s_.node->cpu, [this] { dispatch(); })->daemonize();
+  spawn_actor(s_.node->name + ".dispatch", s_.node->cpu, [this] { dispatch(); })->daemonize();
   for (int r = 0; r < readers_; ++r) {
     sg4::Host* h = worker_hosts_[static_cast<size_t>(r) % worker_hosts_.size()];
-    sg4::Actor::create(s_.node->name + ".reader" + std::to_string(r), h, [this, r] { read_loop(r); })->daemonize();
+    spawn_actor(s_.node->name + ".reader" + std::to_string(r), h, [this, r] { read_loop(r); })->daemonize();
   }
   for (int w = 0; w < workers_; ++w) {
     sg4::Host* h = worker_hosts_[static_cast<size_t>(w) % worker_hosts_.size()];
-    sg4::Actor::create(s_.node->name + ".worker" + std::to_string(w), h, [this, w] { work_loop(w); })->daemonize();
+    spawn_actor(s_.node->name + ".worker" + std::to_string(w), h, [this, w] { work_loop(w); })->daemonize();
   }
   rec->add(pipeline_counters::workers(), workers_);
 }
@@ -116,6 +118,7 @@ void InputPipeline::fill_shuffle_buffer() {
       Chunk c;
       c.batch_id = id;
       c.end_stage = k;
+      c.from_ram = read_from_ram(0); // the fill reads where the first epoch reads (a dataset in RAM too)
       for (size_t i = 0; i < chunk && left > 0; ++i, --left)
         c.stored_bytes.push_back(s_.job->dataset->sample_size.draw(rng).value());
       put(readers_ > 0 ? to_read_ : to_map_, std::move(c));
@@ -193,6 +196,8 @@ void InputPipeline::read_chunk(const Chunk& c, sg4::Host* where, uint32_t track)
     for (const auto& dh : s_.node->disks)
       if (dh.spec->name == d.disk)
         disk = &dh;
+    if (!disk)
+      throw InternalError("dataset.disk '" + d.disk + "' is not a disk of node " + s_.node->name);
     sg4::ExecPtr ops = sg4::this_actor::exec_init(n);
     ops->set_host(disk->ops)->start();
     sg4::this_actor::exec_init(bytes)->set_host(disk->transfer)->wait();

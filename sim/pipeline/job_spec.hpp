@@ -38,6 +38,8 @@ struct RunSpec {
   // Stop once every trainer repeats itself and write the remaining steps as that repetition
   // (sim/pipeline/steady_state.hpp); never with pipeline_stops_after_last_batch.
   bool fast_forward = true;
+  Seconds max_wall{0.0};      // wall-clock limit of one simulation (0: none), see sim/core/base/run_watch.hpp
+  std::string max_wall_where; // its file:line:col, for the message when it is reached
 };
 
 // What the input pipeline and trainer actors read of the job: their own specs, not the whole scenario.

@@ -74,7 +74,7 @@ PipelineSpec parse_pipeline(const ConfigNode& node, const CpuSpec& cpu) {
                    "pin_memory", "copy", "placement", "service", "stages", "batch", "device_stage"});
   PipelineSpec p;
   p.framework = node.get_choice("framework", {"tf.data", "pytorch", "keras-generator", "custom"}, "custom");
-  p.batch_size = node.get_integer("batch_size", std::nullopt, 1);
+  p.batch_size = node.get_integer("batch_size", std::nullopt, 1, 10000000); // samples per accelerator
   // Framework defaults (documented in pipeline_spec.hpp); explicit keys win.
   if (p.framework == "pytorch") {
     p.whole_batch_workers = true;

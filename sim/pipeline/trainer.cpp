@@ -1,5 +1,7 @@
 #include "sim/pipeline/trainer.hpp"
 
+#include "sim/core/base/engine.hpp"
+
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
@@ -17,9 +19,9 @@ void Trainer::start() {
   if (overlapped_copy(*s_.job, *s_.node->spec)) {
     on_device_ = std::make_unique<BatchQueue>(1);
     // A daemon: after a fast-forward (steady_state.hpp) the trainer stops before the copier's last batch.
-    sg4::Actor::create(gpu->get_name() + ".copier", gpu, [this] { copy_ahead(); })->daemonize();
+    spawn_actor(gpu->get_name() + ".copier", gpu, [this] { copy_ahead(); })->daemonize();
   }
-  sg4::Actor::create(gpu->get_name() + ".trainer", gpu, [this] { run(); });
+  spawn_actor(gpu->get_name() + ".trainer", gpu, [this] { run(); });
 }
 
 void Trainer::copy_ahead() {

@@ -1,5 +1,5 @@
 // mlsim: a discrete-event simulator of ML training systems.
-// Exit codes: 0 ok, 2 bad input, 1 internal error.
+// Exit codes: 0 ok, 2 bad input, 1 internal error, 128 + signal when SIGINT/SIGTERM stopped a simulation.
 #include "sim/core/app/commands.hpp"
 #include "sim/core/base/atomic_file.hpp"
 #include "sim/core/base/errors.hpp"
@@ -32,6 +32,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? 0 : 2;
+  } catch (const mlsim::Interrupted& e) { // SIGINT / SIGTERM during a simulation: 130 / 143
+    std::cerr << "mlsim: " << e.what() << "\n";
+    return e.exit_code();
   } catch (const mlsim::InputError& e) {
     std::cerr << "mlsim: " << e.what() << "\n";
     return 2;

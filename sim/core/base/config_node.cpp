@@ -203,11 +203,18 @@ std::vector<ConfigNode> ConfigNode::items() const {
   return out;
 }
 
+// A mapping's key as text; a key that is itself a list or a mapping is bad input, not a yaml-cpp exception.
+std::string ConfigNode::key_text(const YAML::Node& key) const {
+  if (!key.IsScalar())
+    ConfigNode(key, path_, source_).fail("a key that is a plain name", yaml_kind(key));
+  return key.Scalar();
+}
+
 std::vector<std::string> ConfigNode::keys() const {
   std::vector<std::string> out;
   if (node_.IsMap())
     for (auto it = node_.begin(); it != node_.end(); ++it)
-      out.push_back(it->first.as<std::string>());
+      out.push_back(key_text(it->first));
   if (base_)
     for (const auto& k : base_->keys())
       if (std::find(out.begin(), out.end(), k) == out.end())
@@ -227,7 +234,7 @@ void ConfigNode::allow_only(const std::vector<std::string>& allowed) const {
   if (!node_.IsMap())
     fail("a mapping", yaml_kind(node_));
   for (auto it = node_.begin(); it != node_.end(); ++it) {
-    std::string k = it->first.as<std::string>();
+    std::string k = key_text(it->first);
     if (std::find(allowed.begin(), allowed.end(), k) != allowed.end())
       continue;
     ConfigNode key_node(it->first, join_path(path_, k), source_);

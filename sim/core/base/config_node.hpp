@@ -124,6 +124,8 @@ public:
   [[noreturn]] void missing(const std::string& key, const std::string& expected) const;
 
 private:
+  std::string key_text(const YAML::Node& key) const;
+
   YAML::Node node_;
   std::string path_;
   std::shared_ptr<const ConfigSource> source_;

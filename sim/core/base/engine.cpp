@@ -2,21 +2,58 @@
 
 #include <simgrid/s4u.hpp>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
-namespace mlsim {
+namespace sg4 = simgrid::s4u;
 
-std::unique_ptr<simgrid::s4u::Engine> make_engine() {
-  static std::vector<std::string> args{"mlsim", "--cfg=network/model:CM02", "--cfg=network/crosstraffic:0",
-                                       "--cfg=network/TCP-gamma:0",
-                                       "--log=root.thresh:critical"};
+namespace mlsim {
+namespace {
+std::exception_ptr& failure_slot() {
+  static std::exception_ptr slot; // one engine per process, so one slot
+  return slot;
+}
+} // namespace
+
+std::unique_ptr<sg4::Engine> make_engine() {
+  static std::vector<std::string> args = [] {
+    std::vector<std::string> a{"mlsim", "--cfg=network/model:CM02", "--cfg=network/crosstraffic:0",
+                               "--cfg=network/TCP-gamma:0", "--log=root.thresh:critical"};
+    const char* threads = std::getenv("MLSIM_THREAD_CONTEXTS");
+    if (threads && std::string(threads) == "1")
+      a.emplace_back("--cfg=contexts/factory:thread");
+    return a;
+  }();
   static std::vector<char*> argv;
   argv.clear();
   for (auto& a : args)
     argv.push_back(a.data());
   int argc = static_cast<int>(argv.size());
-  return std::make_unique<simgrid::s4u::Engine>(&argc, argv.data());
+  return std::make_unique<sg4::Engine>(&argc, argv.data());
+}
+
+void stop_simulation(std::exception_ptr reason) {
+  if (!failure_slot())
+    failure_slot() = reason;
+  sg4::Actor::kill_all();
+}
+
+sg4::ActorPtr spawn_actor(const std::string& name, sg4::Host* host, std::function<void()> body) {
+  return sg4::Actor::create(name, host, [body = std::move(body)] {
+    try {
+      body();
+    } catch (const std::exception&) { // not catch (...): SimGrid's kill exception must pass
+      stop_simulation(std::current_exception());
+    }
+  });
+}
+
+void rethrow_actor_failure() {
+  std::exception_ptr e = failure_slot();
+  failure_slot() = nullptr;
+  if (e)
+    std::rethrow_exception(e);
 }
 
 } // namespace mlsim

@@ -26,6 +26,18 @@ private:
   }
 };
 
+// The user stopped a simulation (SIGINT, SIGTERM): exit 128 + the signal's number, as a shell reports it.
+class Interrupted : public std::runtime_error {
+public:
+  explicit Interrupted(int signal_number)
+      : std::runtime_error("interrupted by signal " + std::to_string(signal_number) + "; no output was written"),
+        signal_number_(signal_number) {}
+  int exit_code() const { return 128 + signal_number_; }
+
+private:
+  int signal_number_;
+};
+
 // A fault inside the simulator (a deadlock, a broken invariant): exit 1.
 class InternalError : public std::runtime_error {
 public:

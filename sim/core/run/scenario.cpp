@@ -1,5 +1,6 @@
 #include "sim/core/run/scenario.hpp"
 
+#include "sim/core/run/limits.hpp"
 #include "sim/hardware/preset_library.hpp"
 #include "sim/pipeline/sample_flow.hpp"
 
@@ -158,7 +159,7 @@ const NodeSpec* Scenario::find_node(const std::string& name) const {
   return nullptr;
 }
 
-Scenario load_scenario(const ConfigNode& root) {
+Scenario parse_scenario(const ConfigNode& root) {
   root.allow_only({"name", "description", "hardware", "dataset", "pipeline", "model", "distribution", "run"});
   Scenario s;
   s.name = root.get_string("name", "scenario");
@@ -196,12 +197,13 @@ Scenario load_scenario(const ConfigNode& root) {
     root.child("dataset").child("location").fail(
         "remote or ram when the pipeline runs in a data service (its workers cannot read a trainer's disk)",
         "'local'");
-  long long global_batch = s.pipeline.batch_size * s.total_accelerators();
-  if (global_batch > s.dataset.samples)
+  // In double: batch_size x accelerators can exceed 64 bits.
+  double global_batch = static_cast<double>(s.pipeline.batch_size) * s.total_accelerators();
+  if (global_batch > static_cast<double>(s.dataset.samples))
     root.child("pipeline").child("batch_size").fail(
         "a global batch (batch_size x " + std::to_string(s.total_accelerators()) + " accelerators) no larger than "
         "dataset.samples = " + std::to_string(s.dataset.samples),
-        std::to_string(s.pipeline.batch_size) + " (global " + std::to_string(global_batch) + ")");
+        std::to_string(s.pipeline.batch_size) + fmt::format(" (global {:.0f})", global_batch));
   s.model = parse_model(root.required("model"));
   if (s.model.trace) // what a trace cannot answer is refused at the key that asks for it
     check_trace_what_ifs(*s.model.trace, trainer.accelerator,
@@ -213,8 +215,14 @@ Scenario load_scenario(const ConfigNode& root) {
     s.distribution.algorithm = dist.get_choice("algorithm", {"ring", "tree", "hierarchical", "parameter_server"}, "ring");
   }
   ConfigNode run = root.required("run");
-  run.allow_only({"steps", "warmup_steps", "seed", "replica_folding", "pipeline_stops_after_last_batch", "fast_forward"});
+  run.allow_only({"steps", "warmup_steps", "seed", "replica_folding", "pipeline_stops_after_last_batch", "fast_forward",
+                  "max_wall"});
   s.run.fast_forward = run.get_bool("fast_forward", true);
+  // Wall-clock limit of one simulation (sim/core/base/run_watch.hpp): 0 or absent = none, at most 30 days.
+  s.run.max_wall = run.get_quantity<Seconds>("max_wall", Seconds(0.0), false);
+  if (s.run.max_wall.value() > 30 * 86400.0)
+    run.child("max_wall").fail("a wall-clock limit of at most 30 d (0 for none)", run.child("max_wall").quoted());
+  s.run.max_wall_where = run.has("max_wall") ? run.child("max_wall").where() : run.where();
   s.run.replica_folding = run.get_bool("replica_folding", true);
   s.run.pipeline_stops_after_last_batch = run.get_bool("pipeline_stops_after_last_batch", false);
   s.run.steps = run.get_integer("steps", std::nullopt, 1, 10000000);
@@ -223,6 +231,14 @@ Scenario load_scenario(const ConfigNode& root) {
   if (s.run.warmup_steps >= s.run.steps)
     run.child("warmup_steps").fail("fewer warm-up steps than run.steps = " + std::to_string(s.run.steps),
                                    std::to_string(s.run.warmup_steps));
+  return s;
+}
+
+Scenario load_scenario(const ConfigNode& root) {
+  Scenario s = parse_scenario(root);
+  // Everything `run` would reject is rejected here: the step must fit in device memory, and the
+  // simulation in this process (sim/core/run/limits.hpp).
+  check_simulable(s, plan_trainer_step(s), root);
   return s;
 }
 

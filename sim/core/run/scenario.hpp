@@ -53,7 +53,12 @@ struct Scenario {
   JobContext job_context() const;
 };
 
+// Everything `mlsim run` would reject, rejected at load: keys, types, ranges, cross-field rules, the
+// step's device memory and what this process can simulate (limits.hpp).
 Scenario load_scenario(const ConfigNode& root);
+// Keys, types, ranges and cross-field rules only: a sweep's grid is checked this way up front, and a
+// point that does not fit (memory, limits) becomes that point's error row when it is loaded to run.
+Scenario parse_scenario(const ConfigNode& root);
 Scenario load_scenario_file(const std::string& file, const std::vector<std::string>& overrides = {});
 
 } // namespace mlsim

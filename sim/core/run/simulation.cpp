@@ -1,6 +1,8 @@
 #include "sim/core/run/simulation.hpp"
 
 #include "sim/core/base/engine.hpp"
+#include "sim/core/base/run_watch.hpp"
+#include "sim/core/run/limits.hpp"
 
 #include "sim/pipeline/collective.hpp"
 #include "sim/pipeline/input_pipeline.hpp"
@@ -8,6 +10,7 @@
 
 #include <simgrid/s4u.hpp>
 
+#include <algorithm>
 #include <memory>
 
 namespace sg4 = simgrid::s4u;
@@ -22,20 +25,7 @@ SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& opt
   Recorder& rec = out.recorder;
 
   const NodeSpec& trainer_spec = scenario.trainer_node();
-  StepContext ctx;
-  ctx.accelerator = &trainer_spec.accelerator;
-  ctx.batch_per_device = scenario.pipeline.batch_size;
-  // Host-placed ops: a reference core's rate (the CPU host's speed applies when they run).
-  ctx.host_core_peak = trainer_spec.cpu.core_flops;
-  ctx.host_sixteen_bit_slowdown = trainer_spec.cpu.fp16_emulation_factor;
-  try {
-    out.plan = plan_step(scenario.model, ctx);
-  } catch (const InputError& e) { // a batch that does not fit: point at the batch size
-    std::string m = e.what();
-    auto at = m.find("model: ");
-    throw InputError(scenario.batch_size_where + ": pipeline.batch_size (with model '" + scenario.model.name +
-                     "'): " + (at == std::string::npos ? m : m.substr(at + 7)));
-  }
+  out.plan = plan_trainer_step(scenario);
 
   auto& nodes = platform.trainers();
   std::vector<std::unique_ptr<BatchQueue>> queues;
@@ -113,7 +103,18 @@ SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& opt
   for (auto& t : trainers)
     t->start();
 
-  engine->run();
+  RunWatchOptions watch_options;
+  watch_options.total_steps = scenario.run.steps;
+  watch_options.steps_done = [&rec, &out] {
+    return static_cast<long>(rec.steps().size()) / std::max(1, out.simulated_ranks);
+  };
+  watch_options.max_wall_seconds = scenario.run.max_wall.value();
+  watch_options.max_wall_where = scenario.run.max_wall_where;
+  {
+    RunWatch watch(watch_options);
+    engine->run();
+  }
+  rethrow_actor_failure(); // an actor's error, a wall-clock limit or a signal, with its own class
   out.end_time = sg4::Engine::get_clock();
   size_t expected = static_cast<size_t>(scenario.run.steps) * static_cast<size_t>(out.simulated_ranks);
   if (!steady.fast_forwarded() && rec.steps().size() != expected)

@@ -48,7 +48,7 @@ void validate_variants(const std::string& file, const std::vector<std::vector<st
   ConfigNode root = ConfigNode::load_file(file); // parse the file once, not once per point
   for (const auto& v : variants) {
     try {
-      load_scenario(v.empty() ? root : ConfigNode::with_overrides(root, v));
+      parse_scenario(v.empty() ? root : ConfigNode::with_overrides(root, v)); // infeasible points: error rows
     } catch (const InputError& e) {
       std::string which;
       for (const auto& o : v)

@@ -1,0 +1,237 @@
+#include "sim/core/run/limits.hpp"
+
+#include "sim/core/base/recorder.hpp"
+#include "sim/pipeline/sample_flow.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <unistd.h>
+
+namespace mlsim {
+namespace {
+
+constexpr double kActorStackBytes = 16e3;  // touched per actor: 10k actors ~135 MB (measured, SIMGRID-NOTES)
+constexpr double kBytesPerBufferedSample = 48; // a drawn size in a batch, its chunk and pending copies
+constexpr double kBytesPerRouteSlot = 8;
+
+double machine_memory() {
+  long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 8e9;
+}
+
+// Mappings the process needs besides actor stacks (libraries, heap arenas, SimGrid's own).
+constexpr long kOtherMappings = 8192;
+
+double node_hosts(const NodeSpec& n) {
+  double per_core = n.cpu.scheduling == CpuScheduling::per_core ? n.cpu.cores : 0;
+  return 2 + per_core + static_cast<double>(n.disks.size()) + n.accelerator_count;
+}
+
+// The index of a node group in hardware.nodes, for its keys.
+std::string node_key(const Scenario& s, const NodeSpec& n) {
+  for (size_t i = 0; i < s.nodes.size(); ++i)
+    if (&s.nodes[i] == &n)
+      return "hardware.nodes." + std::to_string(i);
+  return "hardware.nodes";
+}
+
+ConfigNode at_path(const ConfigNode& root, const std::string& dotted) {
+  ConfigNode c = root;
+  size_t from = 0;
+  while (from <= dotted.size()) {
+    size_t dot = dotted.find('.', from);
+    std::string part = dotted.substr(from, dot == std::string::npos ? std::string::npos : dot - from);
+    ConfigNode next;
+    if (c.is_sequence()) {
+      auto items = c.items();
+      size_t k = std::stoul(part);
+      if (k >= items.size())
+        return c;
+      next = items[k];
+    } else {
+      next = c.child(part);
+    }
+    if (!next.defined())
+      return c; // a default: point at the mapping that would hold it
+    c = next;
+    if (dot == std::string::npos)
+      break;
+    from = dot + 1;
+  }
+  return c;
+}
+
+[[noreturn]] void fail_at(const ConfigNode& root, const std::string& key, const std::string& expected,
+                          const std::string& got) {
+  ConfigNode c = at_path(root, key);
+  throw InputError(c.where(), key, expected, got);
+}
+
+} // namespace
+
+long max_actors() {
+  long maps = 65530; // the kernel's default
+  if (FILE* f = std::fopen("/proc/sys/vm/max_map_count", "r")) {
+    long v = 0;
+    if (std::fscanf(f, "%ld", &v) == 1 && v > 0)
+      maps = v;
+    std::fclose(f);
+  }
+  return std::max(1000L, (maps - kOtherMappings) / 2);
+}
+
+SimulationSize estimate_size(const Scenario& s) {
+  SimulationSize z;
+  const NodeSpec& t = s.trainer_node();
+  const PipelineSpec& p = s.pipeline;
+  const double nodes = s.simulated_trainer_nodes();
+  double worker_cores = t.cpu.cores;
+  if (p.placement == "service")
+    if (const NodeSpec* svc = s.find_node(p.service_node))
+      worker_cores = static_cast<double>(svc->cpu.cores) * svc->count;
+  double workers = p.workers > 0 ? p.workers : worker_cores;
+  if (p.framework == "pytorch")
+    workers *= t.accelerator_count;
+  double readers = p.whole_batch_workers ? 0 : workers;
+  for (const auto& st : p.stages)
+    if (st.kind == StageKind::read && st.parallelism > 0)
+      readers = st.parallelism;
+  z.workers = nodes * workers;
+  z.readers = nodes * readers;
+  z.accelerator_actors = nodes * t.accelerator_count * 3.0; // trainer, communicator, copier
+  for (const auto& n : s.nodes) {
+    double instances = n.role == "trainer" && n.accelerator_count > 0 ? nodes : n.count;
+    z.hosts += instances * node_hosts(n);
+    if (n.cpu.scheduling == CpuScheduling::per_core)
+      z.core_actors += instances * n.cpu.cores;
+  }
+  z.hosts += s.storage.present ? 2 : 0;
+  z.actors = nodes + z.workers + z.readers + z.accelerator_actors + z.core_actors;
+  z.batch_samples = nodes * t.accelerator_count * (p.prefetch + 1.0) * static_cast<double>(p.batch_size);
+  for (const auto& st : p.stages)
+    if (st.kind == StageKind::shuffle)
+      z.shuffle_samples = std::max(z.shuffle_samples, nodes * static_cast<double>(st.buffer_samples));
+  double steps = static_cast<double>(s.run.steps) * nodes * t.accelerator_count;
+  z.memory_bytes = z.hosts * z.hosts * kBytesPerRouteSlot + z.actors * kActorStackBytes +
+                   (z.batch_samples + z.shuffle_samples) * kBytesPerBufferedSample +
+                   steps * static_cast<double>(sizeof(StepRecord));
+  return z;
+}
+
+StepPlan plan_trainer_step(const Scenario& s) {
+  const NodeSpec& trainer = s.trainer_node();
+  StepContext ctx;
+  ctx.accelerator = &trainer.accelerator;
+  ctx.batch_per_device = s.pipeline.batch_size;
+  // Host-placed ops: a reference core's rate (the CPU host's speed applies when they run).
+  ctx.host_core_peak = trainer.cpu.core_flops;
+  ctx.host_sixteen_bit_slowdown = trainer.cpu.fp16_emulation_factor;
+  try {
+    return plan_step(s.model, ctx);
+  } catch (const InputError& e) { // a batch that does not fit: point at the batch size
+    std::string m = e.what();
+    auto at = m.find("model: ");
+    throw InputError(s.batch_size_where + ": pipeline.batch_size (with model '" + s.model.name +
+                     "'): " + (at == std::string::npos ? m : m.substr(at + 7)));
+  }
+}
+
+void check_simulable(const Scenario& s, const StepPlan& plan, const ConfigNode& root) {
+  const SimulationSize z = estimate_size(s);
+  const NodeSpec& t = s.trainer_node();
+  const long actor_limit = max_actors();
+  if (z.actors > static_cast<double>(actor_limit)) {
+    // Name the largest contributor's key.
+    std::string key = "pipeline.workers";
+    double biggest = z.workers;
+    if (z.readers > biggest) {
+      biggest = z.readers;
+      key = "pipeline.stages";
+      for (size_t i = 0; i < s.pipeline.stages.size(); ++i)
+        if (s.pipeline.stages[i].kind == StageKind::read && s.pipeline.stages[i].parallelism > 0)
+          key = "pipeline.stages." + std::to_string(i) + ".parallelism";
+    }
+    if (z.core_actors > biggest) {
+      biggest = z.core_actors;
+      const NodeSpec* most = &t;
+      for (const auto& n : s.nodes)
+        if (static_cast<double>(n.cpu.cores) * n.count > static_cast<double>(most->cpu.cores) * most->count)
+          most = &n;
+      key = node_key(s, *most) + (most->count > 1 ? ".count" : ".cpu.cores");
+    }
+    if (z.accelerator_actors > biggest)
+      key = node_key(s, t) + ".accelerators.count";
+    fail_at(root, key,
+            fmt::format("a scenario of at most {} simulated actors (two memory mappings each, under this machine's "
+                        "vm.max_map_count)", actor_limit),
+            fmt::format("{:.0f} actors ({:.0f} pipeline workers, {:.0f} readers, {:.0f} core balancers, {:.0f} per "
+                        "accelerator)", z.actors, z.workers, z.readers, z.core_actors, z.accelerator_actors));
+  }
+  if (z.hosts > kMaxHosts) {
+    const NodeSpec* most = &s.nodes.front();
+    for (const auto& n : s.nodes)
+      if (node_hosts(n) * n.count > node_hosts(*most) * most->count)
+        most = &n;
+    fail_at(root, node_key(s, *most) + (most->count > 1 ? ".count" : ".cpu.cores"),
+            fmt::format("a platform of at most {} simulated hosts (one per node, per core, per disk, per "
+                        "accelerator; the route table grows with their square)", kMaxHosts),
+            fmt::format("{:.0f} hosts", z.hosts));
+  }
+  if (z.batch_samples > kMaxBufferedSamples) {
+    bool prefetch = s.pipeline.prefetch + 1.0 > static_cast<double>(s.pipeline.batch_size);
+    fail_at(root, prefetch ? "pipeline.prefetch" : "pipeline.batch_size",
+            fmt::format("at most {:.0f} samples in flight ((prefetch + 1) x batch_size x {} simulated accelerators)",
+                        kMaxBufferedSamples, s.simulated_trainer_nodes() * t.accelerator_count),
+            fmt::format("{:.4g} (prefetch {}, batch_size {})", z.batch_samples, s.pipeline.prefetch,
+                        s.pipeline.batch_size));
+  }
+  if (z.shuffle_samples > kMaxBufferedSamples) {
+    for (size_t i = 0; i < s.pipeline.stages.size(); ++i)
+      if (s.pipeline.stages[i].kind == StageKind::shuffle &&
+          static_cast<double>(s.pipeline.stages[i].buffer_samples) * s.simulated_trainer_nodes() > kMaxBufferedSamples)
+        fail_at(root, "pipeline.stages." + std::to_string(i) + ".buffer",
+                fmt::format("a shuffle buffer of at most {:.0f} samples over the simulated nodes", kMaxBufferedSamples),
+                std::to_string(s.pipeline.stages[i].buffer_samples));
+  }
+  const double memory = machine_memory() / 2;
+  if (z.memory_bytes > memory)
+    fail_at(root, "run.steps",
+            fmt::format("a simulation that fits in half of this machine's memory ({:.3g} GB): fewer steps, nodes, "
+                        "cores or workers", memory / 1e9),
+            fmt::format("an estimated {:.3g} GB ({:.0f} hosts, {:.0f} actors, {} steps)", z.memory_bytes / 1e9, z.hosts,
+                        z.actors, s.run.steps));
+
+  // Finite work: a batch's CPU time and bytes through the pipeline, a step's device time.
+  SampleFlow flow(s.pipeline, s.dataset, t.cpu);
+  SampleTrace mean = flow.trace(s.dataset.sample_size.mean().value());
+  const double batch = static_cast<double>(s.pipeline.batch_size);
+  for (size_t i = 0; i < mean.stage_cost.size(); ++i) {
+    double cost = mean.stage_cost[i] * batch;
+    if (!(cost <= kMaxBatchCoreSeconds))
+      fail_at(root, "pipeline.stages." + std::to_string(i) + ".cost",
+              fmt::format("a stage cost of at most {:.0e} core-seconds per batch (what can be simulated)",
+                          kMaxBatchCoreSeconds),
+              fmt::format("{:.3g} core-seconds for a batch of {} mean-size samples", cost, s.pipeline.batch_size));
+  }
+  double collate = s.pipeline.batching.collate.for_sample(mean.final_bytes * batch, 0).value();
+  if (!(collate <= kMaxBatchCoreSeconds))
+    fail_at(root, "pipeline.batch.collate",
+            fmt::format("a collate cost of at most {:.0e} core-seconds per batch", kMaxBatchCoreSeconds),
+            fmt::format("{:.3g} core-seconds", collate));
+  double bytes = std::max(mean.stored_bytes, mean.final_bytes) * batch;
+  if (!(bytes <= kMaxBatchBytes))
+    fail_at(root, "dataset.sample_size",
+            fmt::format("a batch of at most {:.0e} bytes (batch_size x sample size, at every stage)", kMaxBatchBytes),
+            fmt::format("{:.3g} bytes", bytes));
+  double step = 0;
+  for (const auto& op : plan.ops)
+    step += op.duration.value();
+  if (!(step <= kMaxStepSeconds))
+    fail_at(root, "model", fmt::format("a training step of at most {:.0e} s of device time", kMaxStepSeconds),
+            fmt::format("{:.3g} s", step));
+}
+
+} // namespace mlsim

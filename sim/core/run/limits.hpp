@@ -1,0 +1,59 @@
+// What one process can simulate, checked when a scenario is loaded (so `check`
+// rejects what `run` would, and before any engine starts) with the key to change.
+//
+//   actors            <= max_actors() = (vm.max_map_count - 8192) / 2: every SimGrid actor
+//                     has its own stack and guard page (two memory mappings) and SimGrid
+//                     aborts when the kernel refuses one (~32k actors at the default 65530;
+//                     `sysctl -w vm.max_map_count=...` raises the limit).
+//                     Per simulated trainer node: 1 dispatcher + readers + workers;
+//                     per accelerator: a trainer, a communicator, a copier; per core of every
+//                     node: at most one balancing actor (per_core scheduler).
+//   hosts             <= kMaxHosts: the platform is one full zone, which keeps a route
+//                     slot for every pair of hosts (hosts^2 x 8 bytes: 800 MB at 10,000).
+//                     Per node instance: its CPU, one per core (per_core), its RAM bus,
+//                     one per disk, one per accelerator.
+//   buffered samples  <= kMaxBufferedSamples: sizes drawn for every batch in flight
+//                     ((prefetch + 1) x batch_size per accelerator) and a shuffle buffer's fill.
+//   memory estimate   <= half of this machine's RAM: route table + actor stacks + samples
+//                     + the step records (steps x simulated accelerators).
+//   finite work       a batch's CPU work (core-seconds) and bytes, and a step's device
+//                     time, finite and below kMaxBatchCoreSeconds / kMaxBatchBytes /
+//                     kMaxStepSeconds: past them SimGrid's solver sees infinities and
+//                     reports a deadlock instead of a time.
+// The estimates count what the simulation creates, not what a real machine would.
+#pragma once
+
+#include "sim/core/base/config_node.hpp"
+#include "sim/core/run/scenario.hpp"
+#include "sim/pipeline/step_plan.hpp"
+
+namespace mlsim {
+
+inline constexpr long kMaxHosts = 10000;
+inline constexpr double kMaxBufferedSamples = 1e7;
+inline constexpr double kMaxBatchCoreSeconds = 1e9; // ~32 years of one core per batch
+inline constexpr double kMaxBatchBytes = 1e15;      // 1 PB per batch
+inline constexpr double kMaxStepSeconds = 1e9;
+
+struct SimulationSize {
+  double actors = 0, workers = 0, readers = 0, core_actors = 0, accelerator_actors = 0;
+  double hosts = 0;
+  double batch_samples = 0, shuffle_samples = 0;
+  double memory_bytes = 0;
+};
+
+// The actors this machine's kernel lets one process create (see above).
+long max_actors();
+
+// What simulating `s` creates (see the header comment for what is counted).
+SimulationSize estimate_size(const Scenario& s);
+
+// Throws InputError at the key to change when `s` exceeds what this process can simulate.
+// `root` is the scenario's document, for the positions of the keys.
+void check_simulable(const Scenario& s, const StepPlan& plan, const ConfigNode& root);
+
+// The step of one accelerator of the trainer node; a batch whose step does not fit in
+// device memory is an InputError at pipeline.batch_size.
+StepPlan plan_trainer_step(const Scenario& s);
+
+} // namespace mlsim
