@@ -17,6 +17,35 @@ ModelSpec parse_roofline(const ConfigNode& node) {
   return m;
 }
 
+ModelSpec parse_fixed_step(const ConfigNode& node) {
+  node.allow_only({"name", "step_time", "parameters"});
+  ModelSpec m;
+  m.name = node.get_string("name", "model");
+  m.step_time = node.get_quantity<Seconds>("step_time");
+  m.parameters = node.get_number("parameters", 0.0, 0.0);
+  return m;
+}
+
+// One device op of exactly the given time; gradients (if any) are ready after it.
+StepPlan plan_fixed_step(const ModelSpec& model, const StepContext& ctx) {
+  PlannedOp op;
+  op.name = model.name + "/step";
+  op.kind = "matmul";
+  op.path = ctx.accelerator->matrix_path_name();
+  op.duration = *model.step_time;
+  op.phase = "forward";
+  op.layer = model.name;
+  op.why = "fixed step_time";
+  StepPlan plan;
+  plan.ops.push_back(op);
+  if (model.parameters > 0)
+    plan.buckets.push_back({Bytes(model.parameters * 4.0), 0});
+  plan.optimizer_begin = plan.ops.size();
+  plan.critical_path = op.duration;
+  plan.memory_capacity = ctx.accelerator->memory_size;
+  return plan;
+}
+
 StepPlan plan_roofline(const ModelSpec& model, const StepContext& ctx) {
   const AcceleratorSpec& acc = *ctx.accelerator;
   auto it = acc.matrix_peak.find(model.dtype);
@@ -50,6 +79,8 @@ StepPlan plan_roofline(const ModelSpec& model, const StepContext& ctx) {
 } // namespace
 
 ModelSpec parse_model(const ConfigNode& node) {
+  if (node.has("step_time"))
+    return parse_fixed_step(node);
   if (node.has("forward_flops_per_sample")) {
     for (const char* other : {"preset", "layers", "ops"})
       if (node.has(other))
@@ -65,6 +96,8 @@ ModelSpec parse_model(const ConfigNode& node) {
 }
 
 StepPlan plan_step(const ModelSpec& model, const StepContext& ctx) {
+  if (model.step_time)
+    return plan_fixed_step(model, ctx);
   if (!model.graph)
     return plan_roofline(model, ctx);
   HostSpeed host{ctx.host_core_peak, ctx.host_sixteen_bit_slowdown};
