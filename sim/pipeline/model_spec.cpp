@@ -17,6 +17,18 @@ ModelSpec parse_roofline(const ConfigNode& node) {
   return m;
 }
 
+// A step of one device op; the gradients (parameters x 4 bytes), if any, are one bucket ready after it.
+StepPlan single_op_plan(const PlannedOp& op, const ModelSpec& model, const AcceleratorSpec& acc) {
+  StepPlan plan;
+  plan.ops.push_back(op);
+  if (model.parameters > 0)
+    plan.buckets.push_back({Bytes(model.parameters * 4.0), 0});
+  plan.optimizer_begin = plan.ops.size();
+  plan.critical_path = op.duration;
+  plan.memory_capacity = acc.memory_size;
+  return plan;
+}
+
 ModelSpec parse_fixed_step(const ConfigNode& node) {
   node.allow_only({"name", "step_time", "parameters"});
   ModelSpec m;
@@ -36,14 +48,7 @@ StepPlan plan_fixed_step(const ModelSpec& model, const StepContext& ctx) {
   op.phase = "forward";
   op.layer = model.name;
   op.why = "fixed step_time";
-  StepPlan plan;
-  plan.ops.push_back(op);
-  if (model.parameters > 0)
-    plan.buckets.push_back({Bytes(model.parameters * 4.0), 0});
-  plan.optimizer_begin = plan.ops.size();
-  plan.critical_path = op.duration;
-  plan.memory_capacity = ctx.accelerator->memory_size;
-  return plan;
+  return single_op_plan(op, model, *ctx.accelerator);
 }
 
 StepPlan plan_roofline(const ModelSpec& model, const StepContext& ctx) {
@@ -66,14 +71,7 @@ StepPlan plan_roofline(const ModelSpec& model, const StepContext& ctx) {
   op.dtype = to_string(model.dtype);
   op.phase = "forward";
   op.layer = model.name;
-  StepPlan plan;
-  plan.ops.push_back(op);
-  if (model.parameters > 0)
-    plan.buckets.push_back({Bytes(model.parameters * 4.0), 0});
-  plan.optimizer_begin = plan.ops.size();
-  plan.critical_path = op.duration;
-  plan.memory_capacity = acc.memory_size;
-  return plan;
+  return single_op_plan(op, model, acc);
 }
 
 } // namespace
