@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+#include <sys/wait.h>
+
 namespace mlsim::fixtures {
 
 Op gemm_op(long m, long n, long k, DType d) {
@@ -57,5 +60,19 @@ run:
 std::string source_path(const std::string& relative) { return std::string(MLSIM_SOURCE_DIR) + "/" + relative; }
 
 std::string mlsim_binary() { return MLSIM_BINARY; }
+
+CliResult run_mlsim(const std::string& args) {
+  std::string cmd = mlsim_binary() + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  CliResult r;
+  if (!p)
+    return r;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p))
+    r.output.append(buf, n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
 
 } // namespace mlsim::fixtures

@@ -36,4 +36,11 @@ std::string source_path(const std::string& relative);
 // Path of the mlsim executable under test.
 std::string mlsim_binary();
 
+// Runs `mlsim ARGS` and returns its exit code and output (stdout and stderr together).
+struct CliResult {
+  int code = -1;
+  std::string output;
+};
+CliResult run_mlsim(const std::string& args);
+
 } // namespace mlsim::fixtures

@@ -63,7 +63,7 @@ ConfigNode resolve_preset(const ConfigNode& user, const std::string& category, c
   if (user.defined() && user.is_scalar()) {
     name = user.as_string();
     name_node = user;
-    node = ConfigNode(YAML::Node(YAML::NodeType::Map), user.path(), nullptr);
+    node = user.empty_mapping_here();
   } else if (user.has("preset")) {
     name_node = user.child("preset");
     name = name_node.as_string();
@@ -74,7 +74,7 @@ ConfigNode resolve_preset(const ConfigNode& user, const std::string& category, c
   if (looks_like_path(name)) {
     if (!std::filesystem::exists(name))
       name_node.fail("a preset name or a profile file that exists", "'" + name + "'");
-    ConfigNode profile = ConfigNode::load_file(name);
+    ConfigNode profile = ConfigNode::load_string(name_node.read_referenced_file(), name);
     base = profile.child(profile_section);
     if (!base.defined())
       name_node.fail("a profile with a '" + profile_section + "' section", "'" + name + "' without one");
@@ -91,7 +91,7 @@ ConfigNode resolve_preset(const ConfigNode& user, const std::string& category, c
     }
   }
   if (user.is_scalar()) // a bare name: the preset alone, reported under the user's key path
-    return ConfigNode(YAML::Node(YAML::NodeType::Map), user.path(), nullptr).over(base);
+    return user.empty_mapping_here().over(base);
   return node.over(base);
 }
 

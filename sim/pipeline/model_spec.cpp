@@ -79,6 +79,12 @@ StepPlan plan_roofline(const ModelSpec& model, const StepContext& ctx) {
 ModelSpec parse_model(const ConfigNode& node) {
   if (node.has("step_time"))
     return parse_fixed_step(node);
+  if (node.has("trace")) {
+    ModelSpec m;
+    m.trace = parse_trace_model(node);
+    m.name = m.trace->name;
+    return m;
+  }
   if (node.has("forward_flops_per_sample")) {
     for (const char* other : {"preset", "layers", "ops"})
       if (node.has(other))
@@ -96,6 +102,8 @@ ModelSpec parse_model(const ConfigNode& node) {
 StepPlan plan_step(const ModelSpec& model, const StepContext& ctx) {
   if (model.step_time)
     return plan_fixed_step(model, ctx);
+  if (model.trace)
+    return plan_trace_step(*model.trace, *ctx.accelerator, ctx.batch_per_device);
   if (!model.graph)
     return plan_roofline(model, ctx);
   HostSpeed host{ctx.host_core_peak, ctx.host_sixteen_bit_slowdown};

@@ -13,12 +13,15 @@
 //    step takes exactly `step_time` on the device whatever the batch; optional
 //    `parameters` are all-reduced after it. Ignores: memory, batch scaling.
 //      model: {step_time: 38 ms}
+//  - a measured step replayed from a profiler trace (sim/pipeline/trace/):
+//      model: {trace: run1.pt.trace.json, steps: [5, 10]}
 #pragma once
 
 #include "sim/core/base/config_node.hpp"
 #include "sim/hardware/accelerator.hpp"
 #include "sim/pipeline/step_graph/graph_model.hpp"
 #include "sim/pipeline/step_plan.hpp"
+#include "sim/pipeline/trace/trace_model.hpp"
 
 #include <optional>
 #include <string>
@@ -36,6 +39,8 @@ struct ModelSpec {
   std::optional<Seconds> step_time;
   // The step-graph forms (set when the model is a preset, a layer list or an op list):
   std::optional<GraphModel> graph;
+  // The trace form (set when the model is `trace: FILE`):
+  std::optional<TraceModel> trace;
 };
 
 ModelSpec parse_model(const ConfigNode& node);

@@ -1,7 +1,6 @@
 #include "sim/pipeline/sample_size.hpp"
 
 #include <cmath>
-#include <fstream>
 #include <numeric>
 #include <sstream>
 
@@ -39,9 +38,7 @@ SampleSizeDistribution SampleSizeDistribution::parse(const ConfigNode& node) {
       }
     } else {
       ConfigNode f = node.required("file");
-      std::ifstream in(f.as_string());
-      if (!in)
-        f.fail("a readable CSV file of 'bytes,weight' lines", f.quoted());
+      std::istringstream in(f.read_referenced_file()); // a regular file under the input size limit
       std::string line;
       int lineno = 0;
       while (std::getline(in, line)) {

@@ -16,5 +16,6 @@ void add_check_command(CLI::App& app, CommandStatus& status);     // sim/core/ru
 void add_sweep_commands(CLI::App& app, CommandStatus& status);    // sim/core/sweep_command.cpp: sweep, merge, rightsize
 void add_calibrate_command(CLI::App& app, CommandStatus& status); // sim/validate/commands.cpp
 void add_validate_command(CLI::App& app, CommandStatus& status);  // sim/validate/commands.cpp
+void add_import_trace_command(CLI::App& app, CommandStatus& status); // sim/core/app/import_trace_command.cpp
 
 } // namespace mlsim

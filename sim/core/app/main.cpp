@@ -1,12 +1,14 @@
 // mlsim: a discrete-event simulator of ML training systems.
 // Exit codes: 0 ok, 2 bad input, 1 internal error.
 #include "sim/core/app/commands.hpp"
+#include "sim/core/base/atomic_file.hpp"
 #include "sim/core/base/errors.hpp"
 #include "sim/hardware/preset_library.hpp"
 
 #include <iostream>
 
 int main(int argc, char** argv) {
+  mlsim::install_output_cleanup_on_signals(); // a Ctrl-C or kill leaves no temporary output behind
   CLI::App app{"mlsim: predict step time, input stalls and bottlenecks of ML training systems"};
   app.require_subcommand(1);
   app.set_version_flag("--version", [] {
@@ -24,6 +26,7 @@ int main(int argc, char** argv) {
   mlsim::add_sweep_commands(app, status);
   mlsim::add_calibrate_command(app, status);
   mlsim::add_validate_command(app, status);
+  mlsim::add_import_trace_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

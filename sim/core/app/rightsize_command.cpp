@@ -11,6 +11,7 @@
 
 #include <iostream>
 #include <memory>
+#include <optional>
 
 namespace mlsim {
 namespace {
@@ -96,9 +97,13 @@ void add_rightsize_command(CLI::App& app, CommandStatus& status) {
     o.axis = parse_axis(a->vary);
     o.target = parse_target(a->target);
     o.jobs = a->jobs > 0 ? a->jobs : available_cpus();
+    OutputSet outputs; // checked before the search simulates anything
+    std::optional<size_t> curve = a->out.empty() ? std::nullopt : std::optional<size_t>(outputs.add("--out", a->out));
     RightsizeResult r = rightsize(o);
-    if (!a->out.empty())
-      write_file_atomically(a->out, curve_csv(o, r));
+    if (curve) {
+      outputs.set(*curve, curve_csv(o, r));
+      outputs.commit();
+    }
     std::cout << render_curve(o, r);
     status.exit_code = r.answer ? 0 : 3;
   });

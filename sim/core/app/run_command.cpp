@@ -41,6 +41,13 @@ void add_run_command(CLI::App& app, CommandStatus& status) {
   run->add_flag("--no-cores-needed", args->no_cores_needed,
                 "Skip the search for the CPU cores per accelerator that remove the stall (faster)");
   run->callback([args, &status] {
+    // Every output is checked writable before anything is simulated, and all appear together at the end.
+    OutputSet outputs;
+    std::optional<size_t> json_slot, trace_slot;
+    if (!args->json_out.empty())
+      json_slot = outputs.add("--json", args->json_out);
+    if (!args->trace_out.empty())
+      trace_slot = outputs.add("--trace", args->trace_out);
     Scenario s = load_scenario_file(args->scenario, args->overrides);
     // What-ifs run in child processes, before this process starts its own engine.
     std::vector<Recommendation> recs;
@@ -57,12 +64,11 @@ void add_run_command(CLI::App& app, CommandStatus& status) {
     auto doc = metrics_to_json(m);
     doc["cores_needed"] = cores ? cores_needed_to_json(*cores) : nlohmann::ordered_json(nullptr);
     doc["recommendations"] = recommendations_to_json(recs);
-    std::string json = doc.dump(2) + "\n";
-    std::string trace = args->trace_out.empty() ? std::string() : render_chrome_trace(out.recorder);
-    if (!args->json_out.empty())
-      write_file_atomically(args->json_out, json);
-    if (!args->trace_out.empty())
-      write_file_atomically(args->trace_out, trace);
+    if (json_slot)
+      outputs.set(*json_slot, doc.dump(2) + "\n");
+    if (trace_slot)
+      outputs.set(*trace_slot, render_chrome_trace(out.recorder));
+    outputs.commit();
     if (!args->quiet)
       std::cout << render_text_report(s, m) << (cores ? render_cores_needed(*cores) : "")
                 << render_recommendations(recs);

@@ -104,6 +104,8 @@ void add_merge(CLI::App& app, CommandStatus& status) {
   cmd->add_option("files", a->files, "Results CSV files written by `mlsim sweep --shard`")->required();
   cmd->add_option("--out,-o", a->out, "Merged CSV (default: stdout)");
   cmd->callback([a, &status] {
+    if (!a->out.empty())
+      check_output_path("--out", a->out);
     MergeResult r = merge_results(a->files);
     for (const auto& w : r.warnings)
       std::cerr << "mlsim merge: " << w << "\n";

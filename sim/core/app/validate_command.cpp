@@ -81,6 +81,7 @@ void add_calibrate_command(CLI::App& app, CommandStatus& status) {
       }
     }
     const std::string out = args->out.empty() ? "profiles/" + validate::host_name() + ".yaml" : args->out;
+    check_output_path("--out", out); // before minutes of measuring
     validate::Profile p = validate::run_calibration(opt, std::cout); // runtime_error: exit 1 in main
     validate::write_profile(p, out);
     fmt::print("profile written to {} ({:.1f} s); use it in a scenario with `preset: {}`\n", out, p.meta.duration_s,
@@ -110,6 +111,8 @@ void add_validate_command(CLI::App& app, CommandStatus& status) {
   cmd->add_option("--keep-scenarios", args->keep_scenarios,
                   "also write each configuration's generated scenario to this folder (for `mlsim run`)");
   cmd->callback([args, &status] {
+    if (!args->json.empty())
+      check_output_path("--json", args->json); // before hours of measuring
     validate::ValidateOptions opt;
     opt.quick = args->quick;
     opt.cache_dir = args->cache_dir;

@@ -1,5 +1,8 @@
 #include "sim/core/base/config_node.hpp"
 
+#include "sim/core/base/input_file.hpp"
+#include "sim/core/base/yaml_document_check.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -51,6 +54,7 @@ ConfigNode& ConfigNode::operator=(const ConfigNode& other) {
     path_ = other.path_;
     source_ = other.source_;
     base_ = other.base_;
+    anchor_ = other.anchor_;
   }
   return *this;
 }
@@ -58,7 +62,9 @@ ConfigNode& ConfigNode::operator=(const ConfigNode& other) {
 ConfigNode ConfigNode::load_string(const std::string& text, const std::string& name) {
   auto source = std::make_shared<ConfigSource>();
   source->file = name;
+  source->text = text;
   try {
+    check_yaml_document(text, name);
     YAML::Node root = YAML::Load(text);
     if (!root.IsMap())
       throw InputError(name + ":1:1", "", "a YAML mapping at the top level", yaml_kind(root));
@@ -70,17 +76,33 @@ ConfigNode ConfigNode::load_string(const std::string& text, const std::string& n
 }
 
 ConfigNode ConfigNode::load_file(const std::string& file) {
-  std::ifstream in(file);
-  if (!in)
-    throw InputError(file, "", "a readable scenario file", "a file that cannot be opened");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return load_string(ss.str(), file);
+  std::string why;
+  auto text = read_bounded_file(file, kMaxInputFileBytes, why);
+  if (!text)
+    throw InputError(file, "", "a readable YAML file (" + bounded_file_expectation(kMaxInputFileBytes) + ")", why);
+  return load_string(*text, file);
+}
+
+std::string ConfigNode::read_referenced_file() const {
+  std::string file = as_string();
+  std::string why;
+  auto text = read_bounded_file(file, kMaxInputFileBytes, why);
+  if (!text)
+    fail("the name of a readable file (" + bounded_file_expectation(kMaxInputFileBytes) + ")",
+         "'" + file + "' (" + why + ")");
+  return *text;
+}
+
+ConfigNode ConfigNode::empty_mapping_here() const {
+  ConfigNode n(YAML::Node(YAML::NodeType::Map), path_, source_);
+  n.anchor_ = node_.IsDefined() && node_.Mark().line >= 0 ? node_.Mark() : anchor_;
+  return n;
 }
 
 ConfigNode ConfigNode::with_overrides(const ConfigNode& root, const std::vector<std::string>& assignments) {
   auto source = std::make_shared<ConfigSource>(*root.source_);
-  YAML::Node doc = YAML::Clone(root.node_);
+  // A fresh parse of the text keeps every node's line:col (YAML::Clone sets them all to 1:1).
+  YAML::Node doc = source->text.empty() ? YAML::Clone(root.node_) : YAML::Load(source->text);
   for (const auto& a : assignments) {
     auto eq = a.find('=');
     if (eq == std::string::npos || eq == 0)
@@ -89,7 +111,10 @@ ConfigNode ConfigNode::with_overrides(const ConfigNode& root, const std::vector<
     std::string text = a.substr(eq + 1);
     YAML::Node value;
     try {
+      check_yaml_document(text, "value");
       value = YAML::Load(text);
+    } catch (const InputError& e) { // "value:1:2: ...": the position inside the value
+      throw InputError("--set " + a + ": " + key + ": in the " + e.what());
     } catch (const YAML::Exception& e) {
       throw InputError("--set " + a, key, "a YAML value", e.msg);
     }
@@ -119,8 +144,10 @@ ConfigNode ConfigNode::with_overrides(const ConfigNode& root, const std::vector<
         if (last) {
           cur[p] = value;
         } else {
-          if (!cur[p].IsDefined() || cur[p].IsNull())
+          if (!cur[p].IsDefined() || cur[p].IsNull()) {
             cur[p] = YAML::Node(YAML::NodeType::Map);
+            source->created.emplace(join_path(walked, p), a);
+          }
           YAML::Node next = cur[p];
           cur.reset(next);
         }
@@ -147,6 +174,7 @@ bool ConfigNode::has(const std::string& key) const { return child(key).defined()
 ConfigNode ConfigNode::child(const std::string& key) const {
   YAML::Node found = node_.IsMap() ? node_[key] : YAML::Node();
   ConfigNode own(found.IsDefined() ? found : YAML::Node(), join_path(path_, key), source_);
+  own.anchor_ = node_.IsDefined() && node_.Mark().line >= 0 ? node_.Mark() : anchor_;
   if (!base_)
     return own;
   ConfigNode inherited = base_->child(key);
@@ -168,8 +196,10 @@ std::vector<ConfigNode> ConfigNode::items() const {
   if (!node_.IsSequence())
     fail("a list", yaml_kind(node_));
   std::vector<ConfigNode> out;
-  for (size_t i = 0; i < node_.size(); ++i)
+  for (size_t i = 0; i < node_.size(); ++i) {
     out.emplace_back(node_[i], join_path(path_, std::to_string(i)), source_);
+    out.back().anchor_ = node_.Mark().line >= 0 ? node_.Mark() : anchor_;
+  }
   return out;
 }
 
@@ -323,12 +353,24 @@ std::string ConfigNode::where() const {
   for (const auto& [key, text] : source_->overrides)
     if (path_ == key || path_.rfind(key + ".", 0) == 0)
       return "--set " + text;
-  if (!node_.IsDefined())
-    return source_->file;
-  auto m = node_.Mark();
+  if (node_.IsDefined() && node_.Mark().line >= 0)
+    return position(node_.Mark());
+  return position(anchor_);
+}
+
+std::string ConfigNode::position(const YAML::Mark& m) const {
   if (m.line < 0)
     return source_->file;
   return source_->file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+}
+
+std::string ConfigNode::created_note() const {
+  if (!source_)
+    return "";
+  for (const auto& [created, text] : source_->created)
+    if (path_ == created || path_.rfind(created + ".", 0) == 0)
+      return "; '" + created + "' was created by --set " + text;
+  return "";
 }
 
 std::string ConfigNode::quoted() const { return yaml_kind(node_); }
@@ -338,7 +380,7 @@ void ConfigNode::fail(const std::string& expected, const std::string& got) const
 }
 
 void ConfigNode::missing(const std::string& key, const std::string& expected) const {
-  throw InputError(where(), join_path(path_, key), expected, "no value (the key is missing)");
+  throw InputError(where(), join_path(path_, key), expected, "no value (the key is missing" + created_note() + ")");
 }
 
 size_t edit_distance(const std::string& a, const std::string& b) {

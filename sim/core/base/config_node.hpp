@@ -4,7 +4,9 @@
 // and the file it came from, so that every error can say
 // "file:line:col: hardware.nodes.0.cpu.cores: expected an integer >= 1, got 0".
 // Values set from the command line (--set key=value) are reported as
-// "--set key=value" instead of a file position.
+// "--set key=value" instead of a file position. A node without a position of
+// its own (a key that is absent, a mapping created by --set, a preset's empty
+// stand-in) reports the position of the nearest enclosing mapping that has one.
 #pragma once
 
 #include "sim/core/base/errors.hpp"
@@ -23,7 +25,9 @@ namespace mlsim {
 
 struct ConfigSource {
   std::string file;                                  // shown in messages
+  std::string text;                                  // the document as read (re-parsed for --set, keeping marks)
   std::map<std::string, std::string> overrides;      // key path -> "key=value" as typed
+  std::map<std::string, std::string> created;        // mapping path that --set created -> "key=value"
 };
 
 class ConfigNode {
@@ -40,14 +44,24 @@ public:
   // the user's values win, and each value's errors point at the file it came from.
   ConfigNode over(const ConfigNode& base) const;
 
-  // Loads a YAML file (syntax errors become InputError with the position).
+  // Loads a YAML file (syntax errors become InputError with the position). The
+  // document is checked first (yaml_document_check.hpp: UTF-8, plain keys, no
+  // repeated key); the file must be a regular file under kMaxInputFileBytes.
   static ConfigNode load_file(const std::string& file);
   static ConfigNode load_string(const std::string& text, const std::string& name);
+  // The text of the file this scalar names (a profile, a histogram), read with
+  // the same bound; an error names this key.
+  std::string read_referenced_file() const;
+  // An empty mapping at this node's path and position: a stand-in for a bare
+  // preset name, so that a key missing from it is reported here.
+  ConfigNode empty_mapping_here() const;
 
   // Applies "a.b.0.c=value" overrides before validation; the value is read as YAML.
   static ConfigNode with_overrides(const ConfigNode& root, const std::vector<std::string>& assignments);
 
   const std::string& path() const { return path_; }
+  // The file the document came from (for paths written relative to it).
+  std::string source_file() const { return source_ ? source_->file : std::string(); }
   const YAML::Node& yaml() const { return node_; }
   bool defined() const { return node_.IsDefined() && !node_.IsNull(); }
   bool is_map() const { return node_.IsMap(); }
@@ -114,6 +128,10 @@ private:
   std::string path_;
   std::shared_ptr<const ConfigSource> source_;
   std::shared_ptr<const ConfigNode> base_; // fallback layer for missing keys
+  YAML::Mark anchor_ = YAML::Mark::null_mark(); // nearest enclosing position, for nodes without one
+
+  std::string position(const YAML::Mark& m) const;
+  std::string created_note() const; // "; --set X created P" when an enclosing mapping came from --set
 
 };
 

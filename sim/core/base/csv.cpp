@@ -1,8 +1,8 @@
 #include "sim/core/base/csv.hpp"
 
 #include "sim/core/base/errors.hpp"
+#include "sim/core/base/input_file.hpp"
 
-#include <fstream>
 #include <sstream>
 
 namespace mlsim {
@@ -83,12 +83,11 @@ CsvFile parse_csv(const std::string& text, const std::string& name) {
 }
 
 std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InputError(path, "", "a readable file", "cannot open it");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string why;
+  auto text = read_bounded_file(path, kMaxResultsFileBytes, why);
+  if (!text)
+    throw InputError(path, "", "a readable file (" + bounded_file_expectation(kMaxResultsFileBytes) + ")", why);
+  return *text;
 }
 
 } // namespace mlsim

@@ -157,6 +157,10 @@ std::optional<ParsedQuantity> parse_any_quantity(std::string_view text, std::str
     factor /= *t;
   }
   q.in_si_units = number * factor;
+  if (!std::isfinite(q.in_si_units)) { // 1e308 GB: every later comparison with it would be meaningless
+    why = "'" + std::string(s) + "' is beyond the largest representable quantity";
+    return std::nullopt;
+  }
   return q;
 }
 

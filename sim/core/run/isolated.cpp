@@ -1,5 +1,6 @@
 #include "sim/core/run/isolated.hpp"
 
+#include "sim/core/base/atomic_file.hpp"
 #include "sim/core/base/errors.hpp"
 #include "sim/core/run/metrics.hpp"
 #include "sim/core/run/report_json.hpp"
@@ -8,23 +9,13 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 namespace mlsim {
 namespace {
-
-void write_all(int fd, const std::string& s) {
-  size_t off = 0;
-  while (off < s.size()) {
-    ssize_t n = ::write(fd, s.data() + off, s.size() - off);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return;
-    off += static_cast<size_t>(n);
-  }
-}
 
 nlohmann::ordered_json simulate_loaded(const std::function<Scenario()>& load) {
   std::string text = run_in_child([&] {
@@ -49,18 +40,28 @@ void child_main(int fd, const std::function<std::string()>& work) {
     tag = 'E';
     body = e.what();
   }
-  write_all(fd, std::string(1, tag) + body);
+  write_fully(fd, std::string(1, tag) + body); // a parent gone: nobody to tell
   ::close(fd);
   std::_Exit(0);
 }
 
-std::string run_in_child(const std::function<std::string()>& work) {
+pid_t fork_tied_to_parent() {
   std::fflush(stdout);
   std::fflush(stderr);
+  pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent)
+      std::_Exit(1); // orphaned already: nobody reads the result
+  }
+  return pid;
+}
+
+std::string run_in_child(const std::function<std::string()>& work) {
   int fds[2];
   if (::pipe(fds) != 0)
     throw InternalError("pipe() failed");
-  pid_t pid = ::fork();
+  pid_t pid = fork_tied_to_parent();
   if (pid < 0)
     throw InternalError("fork() failed");
   if (pid == 0) {

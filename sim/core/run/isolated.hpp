@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/types.h>
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -15,6 +17,12 @@
 namespace mlsim {
 
 std::string run_in_child(const std::function<std::string()>& work);
+
+// fork(), after flushing stdio, with the child tied to this process: the
+// kernel sends it SIGKILL when the parent dies (PR_SET_PDEATHSIG), so a killed
+// sweep or run leaves no simulation running; a parent that died between fork
+// and prctl is caught by comparing getppid() with the parent's pid.
+pid_t fork_tied_to_parent();
 
 // The child's side of the protocol shared with child_pool.cpp: runs `work`, writes one tag byte
 // ('O' ok, 'I' input error, 'E' other error) and the text to `fd`, and exits without running the

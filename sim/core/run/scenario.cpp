@@ -221,6 +221,10 @@ Scenario load_scenario(const ConfigNode& root) {
         "dataset.samples = " + std::to_string(s.dataset.samples),
         std::to_string(s.pipeline.batch_size) + " (global " + std::to_string(global_batch) + ")");
   s.model = parse_model(root.required("model"));
+  if (s.model.trace) // what a trace cannot answer is refused at the key that asks for it
+    check_trace_what_ifs(*s.model.trace, trainer.accelerator,
+                         node_items[static_cast<size_t>(&trainer - s.nodes.data())].child("accelerators"),
+                         s.pipeline.batch_size, root.child("pipeline").child("batch_size"));
   s.batch_size_where = root.child("pipeline").child("batch_size").where();
   if (ConfigNode dist = root.child("distribution"); dist.defined()) {
     dist.allow_only({"algorithm"});

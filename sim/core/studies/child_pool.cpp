@@ -30,12 +30,10 @@ struct Child {
 }
 
 Child spawn(size_t task, const std::vector<Child>& running, const std::function<std::string(size_t)>& work) {
-  std::fflush(stdout);
-  std::fflush(stderr);
   int fds[2];
   if (::pipe(fds) != 0)
     throw InternalError(std::string("pipe() failed: ") + std::strerror(errno));
-  pid_t pid = ::fork();
+  pid_t pid = fork_tied_to_parent();
   if (pid < 0) {
     ::close(fds[0]);
     ::close(fds[1]);

@@ -82,8 +82,8 @@ SweepAxis parse_axis(const std::string& spec) {
       throw fail("a numeric range LO..HI[:STEP]");
     if (!(step > 0) || hi < lo)
       throw fail("LO <= HI and STEP > 0");
-    if ((hi - lo) / step > 1e6)
-      throw fail("a range of at most a million values");
+    if ((hi - lo) / step >= static_cast<double>(kMaxSweepPoints))
+      throw fail("a range of at most " + std::to_string(kMaxSweepPoints) + " values (the grid limit)");
     axis.is_range = true;
     for (long k = 0;; ++k) {
       double v = lo + static_cast<double>(k) * step;
@@ -123,8 +123,13 @@ SweepGrid::SweepGrid(std::vector<SweepAxis> axes) : axes_(std::move(axes)) {
       throw InputError("--vary " + a.key, "", "each key varied once", "it twice");
     if (a.values.empty())
       throw InputError("--vary " + a.key, "", "at least one value", "none");
-    if (size_ > (size_t{1} << 40) / a.values.size())
-      throw InputError("--vary", "", "a grid of a sane size", "more than 2^40 points");
+    if (size_ > kMaxSweepPoints / a.values.size()) { // checked before multiplying: no overflow
+      double points = 1;
+      for (const auto& b : axes_)
+        points *= static_cast<double>(b.values.size());
+      throw InputError("--vary", "", "a grid of at most " + std::to_string(kMaxSweepPoints) + " points",
+                       fmt::format("{:.3g} points (the product of the axes' sizes)", points));
+    }
     size_ *= a.values.size();
   }
 }

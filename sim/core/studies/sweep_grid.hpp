@@ -17,6 +17,13 @@
 
 namespace mlsim {
 
+// The most points one grid (and so one merged results file) may have. Every
+// point's overrides are built and validated up front, and at ~0.1 s per
+// simulation a million points is already ~28 CPU-hours: a larger study is
+// several grids. A bound here turns a typo (`1..1e9`) into an error at once
+// instead of memory exhaustion.
+inline constexpr size_t kMaxSweepPoints = 1'000'000;
+
 struct SweepAxis {
   std::string key;
   std::vector<std::string> values; // as written (a range is expanded into numbers)
@@ -34,7 +41,8 @@ Shard parse_shard(const std::string& spec);
 
 class SweepGrid {
 public:
-  explicit SweepGrid(std::vector<SweepAxis> axes); // InputError for a repeated key or an empty axis
+  // InputError for a repeated key, an empty axis, or more than kMaxSweepPoints points.
+  explicit SweepGrid(std::vector<SweepAxis> axes);
   size_t size() const { return size_; }
   const std::vector<SweepAxis>& axes() const { return axes_; }
   // The axis values of point p, one per axis.

@@ -1,9 +1,11 @@
 #include "sim/core/studies/sweep_row.hpp"
 
 #include "sim/core/base/errors.hpp"
+#include "sim/core/studies/sweep_grid.hpp"
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cstdlib>
 
 namespace mlsim {
@@ -65,9 +67,13 @@ CsvRow sweep_row(size_t point, const std::vector<std::string>& values, const Run
 
 size_t row_point(const CsvRow& row, const std::string& file) {
   char* end = nullptr;
-  unsigned long long p = row.empty() ? 0 : std::strtoull(row[0].c_str(), &end, 10);
-  if (row.empty() || row[0].empty() || *end != '\0')
+  bool digits = !row.empty() && !row[0].empty() && std::isdigit(static_cast<unsigned char>(row[0][0]));
+  unsigned long long p = digits ? std::strtoull(row[0].c_str(), &end, 10) : 0;
+  if (!digits || *end != '\0')
     throw InputError(file, "point", "a point number in the first column", row.empty() ? "nothing" : "'" + row[0] + "'");
+  if (p >= kMaxSweepPoints) // a grid never has more: a larger number would make merge list billions of gaps
+    throw InputError(file, "point", "a point number below the grid limit " + std::to_string(kMaxSweepPoints),
+                     "'" + row[0] + "'");
   return static_cast<size_t>(p);
 }
 
