@@ -15,6 +15,9 @@ struct NicSpec {
   std::string name = "nic";
   BytesPerSec bandwidth{0.0};
   Seconds latency{0.0};
+  // A single node whose data is local or in RAM sends nothing over a NIC: `nic:` may be left out there.
+  // The link still exists (routes are built for every node) but no traffic crosses it.
+  bool present = true;
 };
 
 NicSpec parse_nic(const ConfigNode& node);

@@ -306,8 +306,10 @@ void InputPipeline::collate_and_deliver(long batch_id, uint32_t track) {
       rec->add(pipeline_counters::stage_samples(p.stages[i].name), pend.samples);
     }
   pending_.erase(batch_id);
+  // The framework's own per-batch worker cost (collate into shared memory, pickling) adds to the collation.
   double collate = (p.batching.collate.for_sample(b.bytes, 0).value() +
-                    p.batching.collate.per_sample.value() * (b.samples - 1)) * shares;
+                    p.batching.collate.per_sample.value() * (b.samples - 1) +
+                    p.framework_costs.worker(b.bytes).value()) * shares;
   if (collate > 0) {
     double c0 = sg4::Engine::get_clock();
     s_.platform->scheduler_of(sg4::this_actor::get_host()).run(collate * kWorkPerSecond);

@@ -17,6 +17,40 @@ ModelSpec parse_roofline(const ConfigNode& node) {
   return m;
 }
 
+// A step of one device op; the gradients (parameters x 4 bytes), if any, are one bucket ready after it.
+StepPlan single_op_plan(const PlannedOp& op, const ModelSpec& model, const AcceleratorSpec& acc) {
+  StepPlan plan;
+  plan.ops.push_back(op);
+  if (model.parameters > 0)
+    plan.buckets.push_back({Bytes(model.parameters * 4.0), 0});
+  plan.optimizer_begin = plan.ops.size();
+  plan.critical_path = op.duration;
+  plan.memory_capacity = acc.memory_size;
+  return plan;
+}
+
+ModelSpec parse_fixed_step(const ConfigNode& node) {
+  node.allow_only({"name", "step_time", "parameters"});
+  ModelSpec m;
+  m.name = node.get_string("name", "model");
+  m.step_time = node.get_quantity<Seconds>("step_time");
+  m.parameters = node.get_number("parameters", 0.0, 0.0);
+  return m;
+}
+
+// One device op of exactly the given time; gradients (if any) are ready after it.
+StepPlan plan_fixed_step(const ModelSpec& model, const StepContext& ctx) {
+  PlannedOp op;
+  op.name = model.name + "/step";
+  op.kind = "matmul";
+  op.path = ctx.accelerator->matrix_path_name();
+  op.duration = *model.step_time;
+  op.phase = "forward";
+  op.layer = model.name;
+  op.why = "fixed step_time";
+  return single_op_plan(op, model, *ctx.accelerator);
+}
+
 StepPlan plan_roofline(const ModelSpec& model, const StepContext& ctx) {
   const AcceleratorSpec& acc = *ctx.accelerator;
   auto it = acc.matrix_peak.find(model.dtype);
@@ -37,19 +71,14 @@ StepPlan plan_roofline(const ModelSpec& model, const StepContext& ctx) {
   op.dtype = to_string(model.dtype);
   op.phase = "forward";
   op.layer = model.name;
-  StepPlan plan;
-  plan.ops.push_back(op);
-  if (model.parameters > 0)
-    plan.buckets.push_back({Bytes(model.parameters * 4.0), 0});
-  plan.optimizer_begin = plan.ops.size();
-  plan.critical_path = op.duration;
-  plan.memory_capacity = acc.memory_size;
-  return plan;
+  return single_op_plan(op, model, acc);
 }
 
 } // namespace
 
 ModelSpec parse_model(const ConfigNode& node) {
+  if (node.has("step_time"))
+    return parse_fixed_step(node);
   if (node.has("trace")) {
     ModelSpec m;
     m.trace = parse_trace_model(node);
@@ -71,6 +100,8 @@ ModelSpec parse_model(const ConfigNode& node) {
 }
 
 StepPlan plan_step(const ModelSpec& model, const StepContext& ctx) {
+  if (model.step_time)
+    return plan_fixed_step(model, ctx);
   if (model.trace)
     return plan_trace_step(*model.trace, *ctx.accelerator, ctx.batch_per_device);
   if (!model.graph)

@@ -9,6 +9,10 @@
 //  - a step graph (sim/pipeline/step_graph/): a preset, a layer list or an op
 //    list, planned op by op (see step_graph/graph_model.hpp for the keys).
 //      model: {preset: resnet50, precision: mixed_fp16, stack: native}
+//  - a fixed device step (an emulated accelerator, as DLIO emulates one): the
+//    step takes exactly `step_time` on the device whatever the batch; optional
+//    `parameters` are all-reduced after it. Ignores: memory, batch scaling.
+//      model: {step_time: 38 ms}
 //  - a measured step replayed from a profiler trace (sim/pipeline/trace/):
 //      model: {trace: run1.pt.trace.json, steps: [5, 10]}
 #pragma once
@@ -31,6 +35,8 @@ struct ModelSpec {
   Bytes bytes_per_sample{0.0};
   double parameters = 0.0;
   DType dtype = DType::fp32;
+  // The fixed-step form (set when `step_time` is given):
+  std::optional<Seconds> step_time;
   // The step-graph forms (set when the model is a preset, a layer list or an op list):
   std::optional<GraphModel> graph;
   // The trace form (set when the model is `trace: FILE`):

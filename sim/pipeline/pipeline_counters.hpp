@@ -14,6 +14,8 @@ inline CounterName read_ram_bytes() { return CounterName("read.ram_bytes"); }   
 inline CounterName read_storage_bytes() { return CounterName("read.storage_bytes"); } // bytes read from disk or remote storage
 inline CounterName read_samples() { return CounterName("read.samples"); }
 inline CounterName read_busy_seconds() { return CounterName("read.busy_seconds"); }  // reader-seconds spent reading
+// The framework's receive (and pin) cost in the training process (framework_costs.hpp).
+inline CounterName receive_core_seconds() { return CounterName("framework.receive.core_seconds"); }
 inline CounterName collate_core_seconds() { return CounterName("stage.collate.core_seconds"); }
 // Per map stage, by the stage's name in the scenario.
 inline CounterName stage_core_seconds(const std::string& stage) { return CounterName("stage." + stage + ".core_seconds"); }

@@ -3,21 +3,32 @@
 namespace mlsim {
 namespace {
 
+StageCost scaled(const StageCost& c, double k) { return {c.per_sample * k, c.per_byte * k, c.per_pixel * k}; }
+
+// A calibrated cost by name, from the CPU's profile.
+StageCost calibrated_cost(const ConfigNode& node, const CpuSpec& cpu) {
+  std::string name = node.as_string();
+  auto it = cpu.stage_costs.find(name);
+  if (it == cpu.stage_costs.end()) {
+    std::string known;
+    for (const auto& [k, v] : cpu.stage_costs)
+      known += (known.empty() ? "" : ", ") + k;
+    node.fail("a cost {per_sample, per_byte, per_pixel} or a calibrated stage of the node's cpu (" +
+                  (known.empty() ? std::string("none: the cpu has no stage_costs") : known) + ")",
+              node.quoted());
+  }
+  return it->second;
+}
+
+// `cost: flip`, `cost: {calibrated: flip, scale: 0.5}` or `cost: {per_sample: ..., per_byte: ..., per_pixel: ...}`.
 StageCost parse_cost(const ConfigNode& node, const CpuSpec& cpu) {
   if (!node.defined())
     return {};
-  if (node.is_scalar()) { // a calibrated cost by name, from the CPU's profile
-    std::string name = node.as_string();
-    auto it = cpu.stage_costs.find(name);
-    if (it == cpu.stage_costs.end()) {
-      std::string known;
-      for (const auto& [k, v] : cpu.stage_costs)
-        known += (known.empty() ? "" : ", ") + k;
-      node.fail("a cost {per_sample, per_byte, per_pixel} or a calibrated stage of the node's cpu (" +
-                    (known.empty() ? std::string("none: the cpu has no stage_costs") : known) + ")",
-                node.quoted());
-    }
-    return it->second;
+  if (node.is_scalar())
+    return calibrated_cost(node, cpu);
+  if (node.has("calibrated")) {
+    node.allow_only({"calibrated", "scale"});
+    return scaled(calibrated_cost(node.child("calibrated"), cpu), node.get_number("scale", 1.0, 0.0));
   }
   return parse_stage_cost(node);
 }
@@ -52,14 +63,18 @@ StageSpec parse_stage(const ConfigNode& node, const CpuSpec& cpu) {
       node.fail("'read' or a stage mapping {name, kind, cost, output}", node.quoted());
     return s;
   }
-  node.allow_only({"name", "kind", "cost", "output", "parallelism", "buffer"});
+  node.allow_only({"name", "kind", "cost", "probability", "output", "parallelism", "buffer"});
   s.name = node.get_string("name");
   std::string fallback_kind = s.name == "read" || s.name == "shuffle" || s.name == "cache" ? s.name : "map";
-  std::string kind = node.get_choice("kind", {"read", "map", "shuffle", "cache"}, fallback_kind);
+  std::string kind = node.get_choice("kind", {"read", "map", "convert", "shuffle", "cache"}, fallback_kind);
   s.kind = kind == "read" ? StageKind::read : kind == "shuffle" ? StageKind::shuffle
          : kind == "cache" ? StageKind::cache : StageKind::map;
-  s.cost = parse_cost(node.child("cost"), cpu);
+  // A stage applied with probability p (RandomHorizontalFlip) costs p x its cost on average; the
+  // per-batch variance this hides is ignored.
+  s.cost = scaled(parse_cost(node.child("cost"), cpu), node.get_number("probability", 1.0, 0.0, 1.0));
   s.output = parse_output(node.child("output"));
+  if (kind == "convert" && !s.output.dtype) // ToTensor: uint8 HWC -> float32 CHW, the same elements
+    s.output.dtype = "fp32";
   s.parallelism = static_cast<int>(node.get_integer("parallelism", 0, 0, 100000));
   s.buffer_samples = node.get_integer("buffer", 0, 0);
   if (s.kind == StageKind::shuffle && s.buffer_samples == 0)
@@ -71,7 +86,8 @@ StageSpec parse_stage(const ConfigNode& node, const CpuSpec& cpu) {
 
 PipelineSpec parse_pipeline(const ConfigNode& node, const CpuSpec& cpu) {
   node.allow_only({"framework", "batch_size", "workers", "prefetch", "prefetch_factor", "chunks_per_batch",
-                   "pin_memory", "copy", "placement", "service", "stages", "batch", "device_stage"});
+                   "pin_memory", "copy", "placement", "service", "stages", "batch", "device_stage",
+                   "framework_costs"});
   PipelineSpec p;
   p.framework = node.get_choice("framework", {"tf.data", "pytorch", "keras-generator", "custom"}, "custom");
   p.batch_size = node.get_integer("batch_size", std::nullopt, 1, 10000000); // samples per accelerator
@@ -125,6 +141,7 @@ PipelineSpec parse_pipeline(const ConfigNode& node, const CpuSpec& cpu) {
     p.device_stage.name = d.get_string("name", "device_preprocess");
     p.device_stage.cost = parse_stage_cost(d.required("cost"));
   }
+  p.framework_costs = parse_framework_costs(node.child("framework_costs"), p.framework);
   return p;
 }
 

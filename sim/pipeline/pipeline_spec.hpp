@@ -1,6 +1,6 @@
 // The `pipeline:` section: how samples become batches on the host.
 //
-// A pipeline is a list of per-sample stages (read, map, shuffle, cache)
+// A pipeline is a list of per-sample stages (read, map, convert, shuffle, cache)
 // followed by batching (collation, padding) and an optional device stage
 // (preprocessing placed on the accelerator). Framework presets fill the
 // parallelism and buffering defaults:
@@ -12,6 +12,11 @@
 //                    batches outstanding; pin_memory.
 //   keras-generator  one Python thread producing on demand: no overlap with
 //                    the step unless `workers`/`prefetch` are given.
+// Stage costs: `{per_sample, per_byte, per_pixel}` (of the stage's input), a
+// calibrated name (`cost: flip`) or a scaled one (`cost: {calibrated: flip,
+// scale: 0.5}`); `probability: p` (a random transform) costs p x the cost on
+// average. `kind: convert` is a tensor conversion (ToTensor: uint8 HWC ->
+// float32 CHW): a map whose output dtype defaults to fp32, the same elements.
 // `copy`: overlapped (default when pinned and prefetching: the next batch is
 // copied to the device on its own stream during the current step) or
 // serialized (the copy runs in the step, before its ops).
@@ -20,6 +25,7 @@
 #include "sim/core/base/config_node.hpp"
 #include "sim/core/base/units.hpp"
 #include "sim/hardware/cpu.hpp"
+#include "sim/pipeline/framework_costs.hpp"
 
 #include <optional>
 #include <string>
@@ -75,6 +81,7 @@ struct PipelineSpec {
   std::vector<StageSpec> stages;
   BatchingSpec batching;
   DeviceStageSpec device_stage;
+  FrameworkCosts framework_costs; // the loader's own costs (framework_costs.hpp)
 
   int effective_workers(int cores) const { return workers > 0 ? workers : cores; }
 };

@@ -60,11 +60,14 @@ SampleTrace SampleFlow::trace(double stored_bytes) const {
       width = o.width.value_or(width);
       height = o.height.value_or(height);
       channels = o.channels.value_or(channels);
+      std::string before = dtype;
       dtype = o.dtype.value_or(dtype);
       if (o.bytes)
         bytes = o.bytes->value();
       else if (reshaped && width * height > 0)
         bytes = width * height * channels * element_size(dtype);
+      else if (o.dtype) // shape unknown: the same elements at the new element size
+        bytes *= element_size(dtype) / element_size(before);
       if (o.scale)
         bytes *= *o.scale;
     }

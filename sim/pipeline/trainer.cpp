@@ -1,6 +1,7 @@
 #include "sim/pipeline/trainer.hpp"
 
 #include "sim/core/base/engine.hpp"
+#include "sim/pipeline/pipeline_counters.hpp"
 
 #include <simgrid/s4u.hpp>
 
@@ -11,7 +12,9 @@ namespace sg4 = simgrid::s4u;
 namespace mlsim {
 
 namespace {
-bool overlapped_copy(const JobContext& job, const NodeSpec& node) { return job.pipeline->overlap_copy && node.pcie.pinned; }
+// The copy is from page-locked memory only when the loader pins its batches (pin_memory) and the node allows it.
+bool pinned_copy(const JobContext& job, const NodeSpec& node) { return job.pipeline->pinned && node.pcie.pinned; }
+bool overlapped_copy(const JobContext& job, const NodeSpec& node) { return job.pipeline->overlap_copy && pinned_copy(job, node); }
 } // namespace
 
 void Trainer::start() {
@@ -32,11 +35,25 @@ void Trainer::copy_ahead() {
   for (long step = 0; step < s_.job->run->steps; ++step) {
     on_device_->acquire_token(); // one batch ahead of the step at most
     Batch b = s_.queue->pop();
+    receive(b, track, true); // the pin-memory thread, one batch ahead
     b.copy_start = sg4::Engine::get_clock();
     s_.platform->transfer(s_.node->cpu, gpu, b.bytes)->wait();
     rec->span(track, name, cat, b.copy_start, sg4::Engine::get_clock());
     on_device_->push(b);
   }
+}
+
+void Trainer::receive(const Batch& b, uint32_t track, bool pin) {
+  const FrameworkCosts& fc = s_.job->pipeline->framework_costs;
+  double work = fc.receive(b.bytes).value() + (pin ? fc.pin(b.bytes).value() : 0.0);
+  if (work <= 0)
+    return;
+  auto* rec = s_.recorder;
+  double t0 = sg4::Engine::get_clock();
+  s_.node->scheduler->run(work * kWorkPerSecond); // the training process's cores, not the device
+  rec->span(track, rec->intern(pin ? "receive and pin batch" : "receive batch"), rec->intern("input"), t0,
+            sg4::Engine::get_clock());
+  rec->add(pipeline_counters::receive_core_seconds(), work);
 }
 
 Batch Trainer::next_batch(StepRecord& r, uint32_t track) {
@@ -57,10 +74,11 @@ Batch Trainer::next_batch(StepRecord& r, uint32_t track) {
     return batch;
   }
   Batch batch = s_.queue->pop();
+  receive(batch, track, pinned_copy(*s_.job, *s_.node->spec)); // inside next(): shown as input wait
   double t = sg4::Engine::get_clock();
   r.input = t - r.start;
   rec->span(track, name_wait, cat_input, r.start, t);
-  if (!s_.node->spec->pcie.pinned) // pageable: the driver stages through a pinned buffer
+  if (!pinned_copy(*s_.job, *s_.node->spec)) // pageable: the driver stages through a pinned buffer
     sg4::this_actor::exec_init(batch.bytes)->set_host(s_.node->ram_bus)->wait();
   s_.platform->transfer(s_.node->cpu, gpu, batch.bytes)->wait();
   double t2 = sg4::Engine::get_clock();

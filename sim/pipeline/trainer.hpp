@@ -1,6 +1,8 @@
 // One trainer actor per accelerator: the training loop.
 //
-//   wait for a batch (the stall) -> copy it to the device over PCIe (pinned:
+//   wait for a batch (the stall) -> receive it in the training process (the
+//   framework's receive cost, and with pin_memory the pin copy, on the node's
+//   cores: framework_costs.hpp; part of the wait) -> copy it to the device over PCIe (pinned:
 //   a DMA; pageable: a staging memcpy at RAM bandwidth first) -> run the
 //   device preprocessing stage if any -> run the step's ops in stream order
 //   (device ops on the accelerator, host ops on a CPU core with their
@@ -13,7 +15,8 @@
 // Overlapped copy (pipeline.copy, pinned memory): a copier actor copies the
 // next batch on its own stream while the step runs, one batch ahead (a
 // device buffer of one); the step then waits only for what of the copy is
-// not yet done (its h2d part), and the rest of the wait is input. The copy
+// not yet done (its h2d part), and the rest of the wait is input. There the
+// copier receives and pins each batch first, as PyTorch's pin-memory thread. The copy
 // shares PCIe/NVLink links with the all-reduce in the sharing solver.
 #pragma once
 
@@ -53,6 +56,8 @@ private:
   void copy_ahead(); // the overlapped copier
   // Waits for the next batch, copying it in the step when the copy is serialised; records input and h2d.
   Batch next_batch(StepRecord& r, uint32_t track);
+  // The framework's receive (+ pin) cost of a batch on the node's cores.
+  void receive(const Batch& b, uint32_t track, bool pin);
   // One segment: device ops [begin, end) merged into one exec.
   double run_device_ops(size_t begin, size_t end, double scale, bool trace, uint32_t track);
 

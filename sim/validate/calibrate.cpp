@@ -52,14 +52,16 @@ double load_average() {
 }
 std::string ns(double s) { return fmt::format("{:8.3g}", s * 1e9); }
 
+// A typical ImageNet-like sample: 500x375 JPEG of ~110 kB in, 224x224 out (the last column's assumption).
+constexpr double kTypicalFileBytes = 110e3;
+
 void print_stages(const Profile& p, std::ostream& log) {
   fmt::print(log, "  {:<20} {:>9} {:>9} {:>9} {:>9} {:>7} {:>6} {:>9} {:>7} {:>12}\n", "stage (core-s/sample)",
              "per_smpl", "per_B", "per_px", "per_file", "R^2", "spread", "all-core", "loader", "@500x375");
   fmt::print(log, "  {:<20} {:>9} {:>9} {:>9} {:>9} {:>7} {:>6} {:>9} {:>7} {:>12}\n", "", "ns", "ns", "ns", "ns", "",
              "", "effic.", "/isol.", "us/sample");
   for (const auto& [name, c] : p.cpu.stage_costs) {
-    // A typical ImageNet-like sample: 500x375 JPEG of ~110 kB in, 224x224 out.
-    double bytes = 110e3, px = 500.0 * 375.0;
+    double bytes = kTypicalFileBytes, px = 500.0 * 375.0;
     if (name == "flip" || name == "normalize_fp32" || name == "to_fp16")
       px = 224.0 * 224.0;
     if (name == "collate")
@@ -70,6 +72,9 @@ void print_stages(const Profile& p, std::ostream& log) {
                c.all_cores_efficiency, c.in_loader_factor > 0 ? fmt::format("{:.2f}", c.in_loader_factor) : "-",
                typical > 0 ? fmt::format("{:.1f}", typical * 1e6) : "-");
   }
+  fmt::print(log, "  @500x375 assumes a {:.0f} kB JPEG of 500x375 px in (flip, normalize_fp32, to_fp16: 224x224 px; "
+                  "collate: a 224x224x3 fp32 sample); per-byte costs scale with your files' size\n",
+             kTypicalFileBytes / 1e3);
 }
 
 // The accelerator and PCIe sections from GPU measurements, and what they say.

@@ -29,7 +29,12 @@ NodeSpec parse_node(const ConfigNode& node, size_t index) {
       n.disks.push_back(spec);
     }
   }
-  n.nic = parse_nic(resolve_preset(node.required("nic"), "nics", "nic"));
+  if (node.has("nic")) {
+    n.nic = parse_nic(resolve_preset(node.child("nic"), "nics", "nic"));
+  } else { // checked in require_nics once the traffic is known
+    n.nic.present = false;
+    n.nic.bandwidth = BytesPerSec(1e12);
+  }
   if (ConfigNode acc = node.child("accelerators"); acc.defined()) {
     ConfigNode resolved = resolve_preset(acc, "accelerators", "accelerator");
     n.accelerator_count = static_cast<int>(resolved.get_integer("count", 1, 1, 1024));
@@ -106,6 +111,18 @@ void check_memory_stages(const ConfigNode& pipeline, const Scenario& s) {
                                          st.kind == StageKind::shuffle ? "shuffle buffer" : "cache", ram / 1e9),
                              fmt::format("{:.3g} GB", need / 1e9));
   }
+}
+
+// A NIC is needed where traffic leaves a node: several nodes (gradients, a data service) or remote data.
+void require_nics(const std::vector<ConfigNode>& node_items, const Scenario& s) {
+  int nodes = 0;
+  for (const auto& n : s.nodes)
+    nodes += n.count;
+  if (nodes <= 1 && s.dataset.location != "remote")
+    return;
+  for (size_t i = 0; i < s.nodes.size(); ++i)
+    if (!s.nodes[i].nic.present)
+      node_items[i].missing("nic", nodes > 1 ? "a nic: the job spans several nodes" : "a nic: the dataset is remote");
 }
 
 } // namespace
@@ -193,6 +210,7 @@ Scenario parse_scenario(const ConfigNode& root) {
                                                                "'" + s.pipeline.service_node + "'");
   }
   check_memory_stages(root.child("pipeline"), s);
+  require_nics(node_items, s);
   if (s.pipeline.placement == "service" && s.dataset.location == "local")
     root.child("dataset").child("location").fail(
         "remote or ram when the pipeline runs in a data service (its workers cannot read a trainer's disk)",

@@ -1,0 +1,50 @@
+// The loader framework's own CPU costs, outside the user's transforms, where
+// they happen (`pipeline.framework_costs`), in core-seconds on the reference CPU:
+//   receive  = receive_per_batch + receive_per_byte x batch bytes
+//              in the training process, inside next(): the trainer's node
+//              cores, counted as input wait (as a profiler shows it). PyTorch:
+//              the main process takes each batch from the workers' result
+//              queue (shared-memory tensors, unpickling), also with no image work.
+//   worker   = worker_per_batch + worker_per_byte x batch bytes
+//              in the worker that built the batch, after collation (PyTorch:
+//              default_collate into shared memory, pickling the handles).
+//   pin      = pin_per_byte x batch bytes, with pin_memory: true, in the
+//              pin-memory thread: it receives the batch and copies it to
+//              page-locked memory, one batch ahead when the copy overlaps.
+// Defaults: pytorch has non-zero receive and worker costs, of the order measured
+// on a 2-core x86 VM with torch 1.13 (receive ~0.13-0.21 ms per 224x224 fp32
+// sample = 0.25 ns/byte; worker ~4 % over the transforms); `mlsim calibrate
+// --client pytorch` is meant to supply measured ones. tf.data and custom: zero
+// (tf.data's equivalent is the iterator's host-side get_next and its copy to
+// the device, keras-generator's the GIL-bound enqueue of each batch: give them
+// as the same keys when measured).
+// Ignores: worker start-up at each epoch (persistent_workers: false), the GIL between the pin-memory thread and the training loop, the
+// variance of each cost.
+#pragma once
+
+#include "sim/core/base/config_node.hpp"
+#include "sim/core/base/units.hpp"
+
+#include <string>
+
+namespace mlsim {
+
+struct FrameworkCosts {
+  Seconds receive_per_batch{0.0};
+  Seconds receive_per_byte{0.0};
+  Seconds worker_per_batch{0.0};
+  Seconds worker_per_byte{0.0};
+  Seconds pin_per_byte{0.0};
+
+  Seconds receive(double batch_bytes) const { return receive_per_batch + receive_per_byte * batch_bytes; }
+  Seconds worker(double batch_bytes) const { return worker_per_batch + worker_per_byte * batch_bytes; }
+  Seconds pin(double batch_bytes) const { return pin_per_byte * batch_bytes; }
+};
+
+// The framework's defaults (see above).
+FrameworkCosts default_framework_costs(const std::string& framework);
+
+// `node` may be undefined (the defaults); explicit keys win.
+FrameworkCosts parse_framework_costs(const ConfigNode& node, const std::string& framework);
+
+} // namespace mlsim

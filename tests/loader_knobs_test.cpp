@@ -1,0 +1,120 @@
+// Knobs of the input side a user states directly, each against its closed form:
+//  - model.step_time: the device step is exactly that time, whatever the batch;
+//  - pipeline.pin_memory: pageable batches are staged by a host memcpy at RAM
+//    bandwidth before the DMA (bytes / ram bandwidth more copy per step),
+//    pinned ones go straight over PCIe (bytes / PCIe bandwidth).
+#include "sim/pipeline/sample_flow.hpp"
+#include "test_support.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace mlsim;
+
+namespace {
+double step(const nlohmann::ordered_json& j) { return j["step_time_s"]["mean"].get<double>(); }
+double part(const nlohmann::ordered_json& j, const char* name) { return j["breakdown"][name].get<double>() * step(j); }
+
+std::string fixed_step_scenario(const std::string& step_time) {
+  std::string yaml = fixtures::base_scenario(1, 0.01, 1.0);
+  auto at = yaml.find("model:");
+  auto end = yaml.find("run:");
+  return yaml.substr(0, at) + "model: {step_time: " + step_time + "}\n" + yaml.substr(end);
+}
+} // namespace
+
+TEST(StepTime, DeviceStepIsExactlyTheGivenTime) {
+  for (const char* st : {"38 ms", "5 ms"})
+    for (const char* batch : {"16", "64"}) {
+      auto j = fixtures::run(fixed_step_scenario(st), {std::string("pipeline.batch_size=") + batch});
+      double expect = std::string(st) == "38 ms" ? 0.038 : 0.005;
+      EXPECT_NEAR(part(j, "device_compute"), expect, 1e-9) << st << " batch " << batch;
+      // The input (10 us per sample on 4 workers) and the copy are far shorter: the step is the device step.
+      EXPECT_NEAR(step(j), expect, 0.01 * expect) << st << " batch " << batch;
+    }
+}
+
+TEST(StepTime, RejectsMixingForms) {
+  std::string yaml = fixed_step_scenario("38 ms");
+  EXPECT_THROW(fixtures::load(yaml, {"model.forward_flops_per_sample=1 GFLOP"}), InputError);
+  EXPECT_THROW(fixtures::load(yaml, {"model.step_time=-1 ms"}), InputError);
+}
+
+TEST(PinMemory, PageableAddsAStagingCopyAtRamBandwidth) {
+  // 32 samples of 4 MB: 128 MB a batch. PCIe gen4 x16 at 0.8: 25.2 GB/s; RAM at 100 GB/s.
+  const double batch_bytes = 32 * 4e6, pcie = 16.0e9 * 128.0 / 130.0 / 8 * 16 * 0.8, ram = 100e9;
+  std::vector<std::string> common{"dataset.sample_size=4 MB", "hardware.nodes.0.ram.bandwidth=100 GB/s",
+                                  "pipeline.copy=serialized"};
+  auto with = [&](const char* pin) {
+    auto o = common;
+    o.push_back(std::string("pipeline.pin_memory=") + pin);
+    return fixtures::run(fixed_step_scenario("50 ms"), o);
+  };
+  auto pinned = with("true"), pageable = with("false");
+  EXPECT_NEAR(part(pinned, "h2d"), batch_bytes / pcie, 0.03 * batch_bytes / pcie);
+  // The staging memcpy shares the RAM with the workers' reads of the next batch (at most as many bytes
+  // again), so it takes between bytes/ram and 2 x bytes/ram.
+  double extra = part(pageable, "h2d") - part(pinned, "h2d");
+  EXPECT_GE(extra, 0.97 * batch_bytes / ram);
+  EXPECT_LE(extra, 2.03 * batch_bytes / ram);
+}
+
+namespace {
+// The base scenario with a calibrated flip of 2 ms + 1 ns/pixel on a 100 x 50 RGB image of 15 kB.
+std::string with_calibrated_flip(const std::string& stage) {
+  std::string yaml = fixtures::base_scenario(1, 0.01, 1.0);
+  auto replace = [&](const std::string& from, const std::string& to) { yaml.replace(yaml.find(from), from.size(), to); };
+  replace("cpu: {cores: 16, core_speed: 1.0}",
+          "cpu: {cores: 16, core_speed: 1.0, stage_costs: {flip: {per_sample: 2 ms, per_pixel: 1 ns}}}");
+  replace("sample_size: 1 kB", "sample_size: 15 kB\n  image: {width: 100, height: 50, channels: 3}");
+  replace("    - {name: decode, cost: {per_sample: 0.01 ms}}", "    - " + stage);
+  return yaml;
+}
+double stage_cost(const Scenario& s, size_t i) {
+  return s.pipeline.stages[i].cost.for_sample(15e3, 100 * 50).value();
+}
+} // namespace
+
+TEST(StageCosts, CalibratedCostScaledByScaleOrProbability) {
+  const double flip = 2e-3 + 1e-9 * 5000; // per_sample + per_pixel x pixels
+  EXPECT_NEAR(stage_cost(fixtures::load(with_calibrated_flip("{name: flip, cost: flip}")), 1), flip, 1e-12);
+  EXPECT_NEAR(stage_cost(fixtures::load(with_calibrated_flip("{name: flip, cost: {calibrated: flip, scale: 0.5}}")), 1),
+              0.5 * flip, 1e-12);
+  EXPECT_NEAR(stage_cost(fixtures::load(with_calibrated_flip("{name: flip, cost: flip, probability: 0.5}")), 1),
+              0.5 * flip, 1e-12);
+  EXPECT_NEAR(stage_cost(fixtures::load(with_calibrated_flip(
+                             "{name: flip, cost: {calibrated: flip, scale: 2}, probability: 0.25}")), 1),
+              0.5 * flip, 1e-12);
+  EXPECT_THROW(fixtures::load(with_calibrated_flip("{name: flip, cost: {calibrated: crop}}")), InputError);
+  EXPECT_THROW(fixtures::load(with_calibrated_flip("{name: flip, cost: flip, probability: 1.5}")), InputError);
+  EXPECT_THROW(fixtures::load(with_calibrated_flip("{name: flip, cost: {calibrated: flip, per_sample: 1 ms}}")),
+               InputError);
+}
+
+TEST(StageCosts, ConvertStageMakesFloat32OfTheSameElements) {
+  // ToTensor on a 100 x 50 x 3 uint8 image: 15 000 elements of 4 bytes = 60 kB out; cost per input pixel.
+  Scenario s = fixtures::load(with_calibrated_flip("{name: to_tensor, kind: convert, cost: {per_pixel: 2 ns}}"));
+  SampleFlow flow(s.pipeline, s.dataset, s.trainer_node().cpu);
+  SampleTrace t = flow.trace(15e3);
+  EXPECT_NEAR(t.stage_cost[1], 2e-9 * 5000, 1e-15);
+  EXPECT_DOUBLE_EQ(t.final_bytes, 100 * 50 * 3 * 4.0);
+  // Without a known shape the element count is the bytes of the uint8 input: x4.
+  std::string no_shape = with_calibrated_flip("{name: to_tensor, kind: convert, cost: {per_byte: 1 ns}}");
+  no_shape.replace(no_shape.find("\n  image: {width: 100, height: 50, channels: 3}"),
+                   std::string("\n  image: {width: 100, height: 50, channels: 3}").size(), "");
+  Scenario s2 = fixtures::load(no_shape);
+  EXPECT_DOUBLE_EQ(SampleFlow(s2.pipeline, s2.dataset, s2.trainer_node().cpu).trace(15e3).final_bytes, 60e3);
+}
+
+TEST(Nic, OptionalOnASingleNodeWithLocalDataRequiredWhenTrafficLeavesIt) {
+  std::string yaml = fixtures::base_scenario(1, 0.01, 1.0);
+  const std::string nic = "      nic: {bandwidth: 100 Gb/s, latency: 5 us}\n";
+  yaml.replace(yaml.find(nic), nic.size(), "");
+  auto j = fixtures::run(yaml); // data in RAM, one node: it runs
+  EXPECT_GT(j["throughput_samples_per_s"].get<double>(), 0.0);
+  try {
+    fixtures::load(yaml, {"hardware.nodes.0.count=2"});
+    FAIL() << "two nodes without a nic loaded";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("nic"), std::string::npos) << e.what();
+  }
+}
