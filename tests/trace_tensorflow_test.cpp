@@ -90,7 +90,7 @@ TEST(TraceTensorflow, ReplayReproducesTheStepLessItsInputWait) {
   std::string path = write_tf_trace(s, 6);
   auto j = fixtures::run(fixtures::base_scenario(1),
                          {"model={trace: " + path + ", step_op: train_function, batch: 16}", "dataset.sample_size=150 kB",
-                          "pipeline.batch_size=16", "pipeline.prefetch=4",
+                          "pipeline.batch_size=16", "pipeline.prefetch=4", "pipeline.copy=serialized",
                           "pipeline.stages=[read, {name: decode, cost: {per_sample: 1 us}}]"});
   double expected = (s.step_us() - s.loader_us - s.copy_us) * 1e-6 + 1e-6 + s.copy_bytes / 25.2e9;
   EXPECT_NEAR(j["step_time_s"]["mean"].get<double>(), expected, 0.01 * expected);

@@ -48,7 +48,7 @@ double step_without_loader_us(const std::string& path, long n) {
 // base_scenario with the trace as its model and a pipeline that never makes the step wait
 // (1 kB samples: the batch copy is 16 kB, 1.6 us).
 std::vector<std::string> with_trace(const std::string& model) {
-  return {"model=" + model, "pipeline.batch_size=16", "pipeline.prefetch=4",
+  return {"model=" + model, "pipeline.batch_size=16", "pipeline.prefetch=4", "pipeline.copy=serialized",
           "pipeline.stages=[read, {name: decode, cost: {per_sample: 1 us}}]"};
 }
 
