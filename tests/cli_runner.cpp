@@ -14,14 +14,13 @@
 extern char** environ;
 
 namespace mlsim::fixtures {
-namespace {
+
 std::string slurp(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
 }
-} // namespace
 
 ProcessResult run_process(const std::vector<std::string>& args, const ProcessOptions& o) {
   static int calls = 0;

@@ -23,4 +23,7 @@ struct ProcessOptions {
 
 ProcessResult run_process(const std::vector<std::string>& args, const ProcessOptions& options = {});
 
+// The whole content of a text file ("" when it cannot be read).
+std::string slurp(const std::string& path);
+
 } // namespace mlsim::fixtures

@@ -1,4 +1,5 @@
 // The same scenario and seed give byte-identical JSON; another seed may differ.
+#include "cli_runner.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -8,12 +9,7 @@
 #include <sstream>
 
 namespace {
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using mlsim::fixtures::slurp;
 int run_cli(const std::string& args) {
   return std::system((mlsim::fixtures::mlsim_binary() + " " + args + " > /dev/null 2>&1").c_str());
 }
