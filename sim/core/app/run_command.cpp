@@ -1,14 +1,8 @@
 // `mlsim run` and `mlsim check`.
-#include "sim/core/base/atomic_file.hpp"
 #include "sim/core/app/commands.hpp"
-#include "sim/core/studies/cores_needed.hpp"
-#include "sim/core/run/isolated.hpp"
-#include "sim/core/run/metrics.hpp"
-#include "sim/core/studies/recommendations.hpp"
-#include "sim/core/run/report_json.hpp"
-#include "sim/core/app/report_text.hpp"
-#include "sim/core/run/simulation.hpp"
-#include "sim/core/run/trace_json.hpp"
+#include "sim/core/app/run_products.hpp"
+#include "sim/core/base/atomic_file.hpp"
+#include "sim/core/run/scenario.hpp"
 
 #include <iostream>
 #include <memory>
@@ -48,30 +42,20 @@ void add_run_command(CLI::App& app, CommandStatus& status) {
       json_slot = outputs.add("--json", args->json_out);
     if (!args->trace_out.empty())
       trace_slot = outputs.add("--trace", args->trace_out);
-    Scenario s = load_scenario_file(args->scenario, args->overrides);
-    // What-ifs run in child processes, before this process starts its own engine.
-    std::vector<Recommendation> recs;
-    std::optional<CoresNeeded> cores;
-    if (!args->no_recommendations || !args->no_cores_needed) {
-      RunMetrics base = metrics_from_json(simulate_file_in_child(args->scenario, args->overrides));
-      if (!args->no_cores_needed)
-        cores = find_cores_needed(args->scenario, args->overrides, s, base);
-      if (!args->no_recommendations)
-        recs = simulate_recommendations(args->scenario, args->overrides, s, base);
-    }
-    SimulationOutput out = simulate(s);
-    RunMetrics m = compute_metrics(s, out);
-    auto doc = metrics_to_json(m);
-    doc["cores_needed"] = cores ? cores_needed_to_json(*cores) : nlohmann::ordered_json(nullptr);
-    doc["recommendations"] = recommendations_to_json(recs);
+    RunRequest request;
+    request.scenario = args->scenario;
+    request.overrides = args->overrides;
+    request.text_report = !args->quiet;
+    request.trace = trace_slot.has_value();
+    request.recommendations = !args->no_recommendations;
+    request.cores_needed = !args->no_cores_needed;
+    RunProducts products = produce_run(request);
     if (json_slot)
-      outputs.set(*json_slot, doc.dump(2) + "\n");
+      outputs.set(*json_slot, products.doc.dump(2) + "\n");
     if (trace_slot)
-      outputs.set(*trace_slot, render_chrome_trace(out.recorder));
+      outputs.set(*trace_slot, products.trace);
     outputs.commit();
-    if (!args->quiet)
-      std::cout << render_text_report(s, m) << (cores ? render_cores_needed(*cores) : "")
-                << render_recommendations(recs);
+    std::cout << products.text;
     status.exit_code = 0;
   });
 }

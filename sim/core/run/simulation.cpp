@@ -17,7 +17,14 @@ namespace sg4 = simgrid::s4u;
 
 namespace mlsim {
 
+namespace {
+long g_simulations_started = 0;
+} // namespace
+
+long simulations_started() { return g_simulations_started; }
+
 SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& options) {
+  ++g_simulations_started;
   SimulationOutput out;
   auto engine = make_engine();
   Platform platform(scenario.platform_spec());

@@ -35,4 +35,8 @@ struct SimulationOptions {
 
 SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& options = {});
 
+// How many times simulate() has started in this process (a forked child starts from its parent's count):
+// lets `mlsim run` prove it simulates the base scenario once.
+long simulations_started();
+
 } // namespace mlsim
