@@ -3,8 +3,9 @@
 // so a wrong preset number fails here. The roofline tests use the datasheet
 // limit (`roofline`: the preset without its kernel model); what kernels achieve
 // below it is tested in kernel_model_test.cpp.
+#include "sim/core/run/load/hardware_load.hpp"
 #include "sim/hardware/accelerator.hpp"
-#include "sim/hardware/preset_library.hpp"
+#include "sim/core/run/load/preset_library.hpp"
 #include "sim/pipeline/step_graph/op_cost.hpp"
 
 #include "test_support.hpp"

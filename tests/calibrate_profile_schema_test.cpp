@@ -1,6 +1,7 @@
 // A written profile's hardware sections parse with the simulator's own parsers:
 // PCIe in the preset schema (generation x lanes x efficiency), the host GEMM
 // rate as cpu.core_flops; the measured PCIe figures read back.
+#include "sim/core/run/load/hardware_load.hpp"
 #include "sim/core/base/config_node.hpp"
 #include "sim/hardware/cpu.hpp"
 #include "sim/hardware/pcie.hpp"

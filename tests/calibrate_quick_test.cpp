@@ -1,6 +1,7 @@
 // The CPU calibration in quick mode on real photos: sane fits, a profile that
 // the hardware parsers accept and that reads back to the same numbers.
 #include "tests/test_support.hpp"
+#include "sim/core/run/load/hardware_load.hpp"
 #include "sim/core/base/config_node.hpp"
 #include "sim/hardware/cpu.hpp"
 #include "sim/hardware/disk.hpp"

@@ -4,6 +4,7 @@
 // Multiplication Background" guide states them) and from measurements on an
 // H200 (8192^3 bf16 GEMM at 769-798 TFLOP/s, a device-to-device copy at
 // 4.3 TB/s), never from the model's own output.
+#include "sim/core/run/load/hardware_load.hpp"
 #include "sim/hardware/accelerator.hpp"
 #include "sim/hardware/kernel_model.hpp"
 #include "sim/pipeline/step_graph/op_cost.hpp"

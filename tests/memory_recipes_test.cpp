@@ -2,6 +2,8 @@
 // NVIDIA DeepLearningExamples, ResNet-50 v1.5 (PyTorch), batch per GPU: 256 with
 // AMP and 112 in FP32 on 16 GB V100s, 256 on 80 GB A100s (TF32 and AMP). Those must
 // fit; four times the AMP recipe on a 16 GB V100 must not.
+#include "sim/core/run/load/hardware_load.hpp"
+#include "sim/core/run/load/model_load.hpp"
 #include "sim/pipeline/model_spec.hpp"
 
 #include <gtest/gtest.h>

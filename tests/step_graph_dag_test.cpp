@@ -1,4 +1,5 @@
 // The step DAG: topological order, critical path, and the backward rules on tiny graphs.
+#include "sim/core/base/errors.hpp"
 #include "sim/pipeline/step_graph/backward_rules.hpp"
 #include "sim/pipeline/step_graph/forward_graph.hpp"
 #include "sim/pipeline/step_graph/op_graph.hpp"

@@ -1,5 +1,7 @@
 // plan_step on the step graph: the YAML forms, gradient buckets, the memory check,
 // host-placed ops, and SEED-CASES.md case 5 (TPU matrix-unit padding at per-core batch 16 vs 128).
+#include "sim/core/run/load/hardware_load.hpp"
+#include "sim/core/run/load/model_load.hpp"
 #include "sim/pipeline/model_spec.hpp"
 
 #include <gtest/gtest.h>

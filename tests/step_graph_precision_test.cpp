@@ -1,5 +1,7 @@
 // Precision policies and software stacks: where casts appear, what they cost,
 // and SEED-CASES.md case 4 (fp16 slower than fp32 on a Titan V with the old stack).
+#include "sim/core/run/load/hardware_load.hpp"
+#include "sim/core/run/load/model_load.hpp"
 #include "sim/hardware/accelerator.hpp"
 #include "sim/pipeline/model_spec.hpp"
 #include "sim/pipeline/step_graph/forward_graph.hpp"

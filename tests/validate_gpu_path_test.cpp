@@ -5,6 +5,7 @@
 // and the simulated GPU job matches its closed form. What needs the device
 // itself (the CUDA kernels) is CalibrateGpu.MeasuresOrSkipsCleanly.
 #include "tests/test_support.hpp"
+#include "sim/core/run/load/hardware_load.hpp"
 #include "sim/core/base/config_node.hpp"
 #include "sim/hardware/accelerator.hpp"
 #include "sim/validate/gpu/gpu_results_json.hpp"

@@ -19,7 +19,6 @@
 // Ignores: clocks and power throttling, cache effects, concurrent kernels.
 #pragma once
 
-#include "sim/core/base/config_node.hpp"
 #include "sim/core/base/units.hpp"
 #include "sim/hardware/kernel_model.hpp"
 
@@ -32,7 +31,6 @@ namespace mlsim {
 
 enum class DType { fp32, tf32, fp16, bf16 };
 std::string to_string(DType d);
-DType parse_dtype(const ConfigNode& node);
 inline bool is_16bit(DType d) { return d == DType::fp16 || d == DType::bf16; }
 // Storage size of one element (tf32 is stored as fp32).
 Bytes element_size(DType d);
@@ -64,11 +62,5 @@ struct AcceleratorSpec {
   std::string matrix_path_name() const { return matrix_unit_size > 0 ? "matrix unit" : "tensor core"; }
   std::string vector_path_name() const { return matrix_unit_size > 0 ? "vector unit" : "CUDA core"; }
 };
-
-// Parses `hardware.nodes.N.accelerators` (after preset resolution).
-AcceleratorSpec parse_accelerator(const ConfigNode& node);
-
-// A named preset from sim/hardware/presets/accelerators.yaml (for tests and tools).
-AcceleratorSpec accelerator_preset(const std::string& name);
 
 } // namespace mlsim

@@ -29,7 +29,6 @@
 // cores); memory bandwidth as a transfer limit is the RAM model's.
 #pragma once
 
-#include "sim/core/base/config_node.hpp"
 #include "sim/core/base/units.hpp"
 
 #include <map>
@@ -53,7 +52,6 @@ struct StageCost {
     return per_sample + per_byte * bytes + per_pixel * pixels;
   }
 };
-StageCost parse_stage_cost(const ConfigNode& node);
 
 struct CpuSpec {
   std::string name = "cpu";
@@ -71,8 +69,6 @@ struct CpuSpec {
   // mlsim calibrate measures it). 0: at once.
   Seconds balance_delay{4e-3};
 };
-
-CpuSpec parse_cpu(const ConfigNode& node);
 
 // e(n) above: the per-core speed factor with n of the CPU's cores busy (n clamped to [1, cores]).
 double corunning_efficiency(const CpuSpec& cpu, int busy);

@@ -12,7 +12,6 @@
 // Ignores: write traffic, read-ahead across files, the OS I/O scheduler.
 #pragma once
 
-#include "sim/core/base/config_node.hpp"
 #include "sim/core/base/units.hpp"
 
 #include <string>
@@ -31,7 +30,5 @@ struct DiskSpec {
     return min(sequential_read, BytesPerSec(random_read_iops * s.value()));
   }
 };
-
-DiskSpec parse_disk(const ConfigNode& node);
 
 } // namespace mlsim

@@ -27,7 +27,6 @@
 // power limits, stream-K scheduling, epilogue cost, per-layout differences.
 #pragma once
 
-#include "sim/core/base/config_node.hpp"
 #include "sim/core/base/units.hpp"
 
 #include <map>
@@ -73,8 +72,5 @@ GemmTiming gemm_time(const KernelParams& p, bool matrix_path, double m, double n
 
 // A memory-bound kernel moving `bytes` over HBM of peak `bandwidth`.
 Seconds memory_time(const KernelParams& p, Bytes bytes, BytesPerSec bandwidth);
-
-// Parses an accelerator's `kernels:` section (absent: no tile model, full fractions).
-KernelParams parse_kernel_params(const ConfigNode& node);
 
 } // namespace mlsim

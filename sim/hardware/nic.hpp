@@ -4,7 +4,6 @@
 // measured goodput), congestion control dynamics, switch buffering.
 #pragma once
 
-#include "sim/core/base/config_node.hpp"
 #include "sim/core/base/units.hpp"
 
 #include <string>
@@ -19,7 +18,5 @@ struct NicSpec {
   // The link still exists (routes are built for every node) but no traffic crosses it.
   bool present = true;
 };
-
-NicSpec parse_nic(const ConfigNode& node);
 
 } // namespace mlsim

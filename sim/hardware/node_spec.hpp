@@ -1,5 +1,6 @@
 // The typed description of the machines of a job: node groups, the network between them and the
-// remote storage. Filled by the scenario loader (sim/core/run/scenario.*); read by the platform builder.
+// remote storage. Filled by the scenario loader (sim/core/run/scenario.* and sim/core/run/load/); read by
+// the platform builder.
 #pragma once
 
 #include "sim/hardware/accelerator.hpp"

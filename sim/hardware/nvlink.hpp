@@ -9,7 +9,6 @@
 // no direct link (modelled as all-to-all at the per-GPU aggregate).
 #pragma once
 
-#include "sim/core/base/config_node.hpp"
 #include "sim/core/base/units.hpp"
 
 #include <string>
@@ -24,7 +23,5 @@ struct NvlinkSpec {
 
   bool present() const { return topology != "none"; }
 };
-
-NvlinkSpec parse_nvlink(const ConfigNode& node);
 
 } // namespace mlsim

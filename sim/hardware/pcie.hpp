@@ -10,7 +10,6 @@
 // Ignores: peer-to-peer through the switch, read-request size limits, IOMMU.
 #pragma once
 
-#include "sim/core/base/config_node.hpp"
 #include "sim/core/base/units.hpp"
 
 namespace mlsim {
@@ -28,7 +27,5 @@ struct PcieSpec {
 
 // Per-lane rate of a PCIe generation, per direction, after encoding.
 BytesPerSec pcie_lane_rate(int generation);
-
-PcieSpec parse_pcie(const ConfigNode& node);
 
 } // namespace mlsim

@@ -7,7 +7,6 @@
 // Ignores: NUMA, per-channel limits, cache hierarchy.
 #pragma once
 
-#include "sim/core/base/config_node.hpp"
 #include "sim/core/base/units.hpp"
 
 namespace mlsim {
@@ -19,7 +18,5 @@ struct RamSpec {
 
   Bytes page_cache_capacity() const { return max(Bytes(0.0), size - reserved); }
 };
-
-RamSpec parse_ram(const ConfigNode& node);
 
 } // namespace mlsim

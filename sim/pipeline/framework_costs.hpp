@@ -22,7 +22,6 @@
 // variance of each cost.
 #pragma once
 
-#include "sim/core/base/config_node.hpp"
 #include "sim/core/base/units.hpp"
 
 #include <string>
@@ -43,8 +42,5 @@ struct FrameworkCosts {
 
 // The framework's defaults (see above).
 FrameworkCosts default_framework_costs(const std::string& framework);
-
-// `node` may be undefined (the defaults); explicit keys win.
-FrameworkCosts parse_framework_costs(const ConfigNode& node, const std::string& framework);
 
 } // namespace mlsim

@@ -1,6 +1,6 @@
 // The typed description of the training job around the models: the dataset, the run length, the
 // all-reduce choice, and the context the pipeline and trainer actors read (JobContext). Filled by the
-// scenario loader (sim/core/run/scenario.*).
+// scenario loader (sim/core/run/scenario.* and sim/core/run/load/).
 #pragma once
 
 #include "sim/hardware/node_spec.hpp"

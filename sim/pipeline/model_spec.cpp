@@ -5,18 +5,6 @@
 namespace mlsim {
 namespace {
 
-ModelSpec parse_roofline(const ConfigNode& node) {
-  node.allow_only({"name", "forward_flops_per_sample", "bytes_per_sample", "parameters", "dtype"});
-  ModelSpec m;
-  m.name = node.get_string("name", "model");
-  m.forward_flops_per_sample = node.get_quantity<Flops>("forward_flops_per_sample");
-  m.bytes_per_sample = node.get_quantity<Bytes>("bytes_per_sample", Bytes(0.0), false);
-  m.parameters = node.get_number("parameters", 0.0, 0.0);
-  if (node.has("dtype"))
-    m.dtype = parse_dtype(node.child("dtype"));
-  return m;
-}
-
 // A step of one device op; the gradients (parameters x 4 bytes), if any, are one bucket ready after it.
 StepPlan single_op_plan(const PlannedOp& op, const ModelSpec& model, const AcceleratorSpec& acc) {
   StepPlan plan;
@@ -27,15 +15,6 @@ StepPlan single_op_plan(const PlannedOp& op, const ModelSpec& model, const Accel
   plan.critical_path = op.duration;
   plan.memory_capacity = acc.memory_size;
   return plan;
-}
-
-ModelSpec parse_fixed_step(const ConfigNode& node) {
-  node.allow_only({"name", "step_time", "parameters"});
-  ModelSpec m;
-  m.name = node.get_string("name", "model");
-  m.step_time = node.get_quantity<Seconds>("step_time");
-  m.parameters = node.get_number("parameters", 0.0, 0.0);
-  return m;
 }
 
 // One device op of exactly the given time; gradients (if any) are ready after it.
@@ -75,29 +54,6 @@ StepPlan plan_roofline(const ModelSpec& model, const StepContext& ctx) {
 }
 
 } // namespace
-
-ModelSpec parse_model(const ConfigNode& node) {
-  if (node.has("step_time"))
-    return parse_fixed_step(node);
-  if (node.has("trace")) {
-    ModelSpec m;
-    m.trace = parse_trace_model(node);
-    m.name = m.trace->name;
-    return m;
-  }
-  if (node.has("forward_flops_per_sample")) {
-    for (const char* other : {"preset", "layers", "ops"})
-      if (node.has(other))
-        node.child(other).fail("either forward_flops_per_sample (a roofline) or a " + std::string(other) +
-                                   " model, not both",
-                               "both");
-    return parse_roofline(node);
-  }
-  ModelSpec m;
-  m.graph = parse_graph_model(node);
-  m.name = m.graph->name;
-  return m;
-}
 
 StepPlan plan_step(const ModelSpec& model, const StepContext& ctx) {
   if (model.step_time)

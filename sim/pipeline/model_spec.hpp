@@ -17,7 +17,6 @@
 //      model: {trace: run1.pt.trace.json, steps: [5, 10]}
 #pragma once
 
-#include "sim/core/base/config_node.hpp"
 #include "sim/hardware/accelerator.hpp"
 #include "sim/pipeline/step_graph/graph_model.hpp"
 #include "sim/pipeline/step_plan.hpp"
@@ -42,8 +41,6 @@ struct ModelSpec {
   // The trace form (set when the model is `trace: FILE`):
   std::optional<TraceModel> trace;
 };
-
-ModelSpec parse_model(const ConfigNode& node);
 
 struct StepContext {
   const AcceleratorSpec* accelerator = nullptr;

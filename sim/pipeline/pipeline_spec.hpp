@@ -22,7 +22,6 @@
 // serialized (the copy runs in the step, before its ops).
 #pragma once
 
-#include "sim/core/base/config_node.hpp"
 #include "sim/core/base/units.hpp"
 #include "sim/hardware/cpu.hpp"
 #include "sim/pipeline/framework_costs.hpp"
@@ -85,8 +84,5 @@ struct PipelineSpec {
 
   int effective_workers(int cores) const { return workers > 0 ? workers : cores; }
 };
-
-// `cpu` supplies calibrated stage costs referenced by name (`cost: jpeg_decode`).
-PipelineSpec parse_pipeline(const ConfigNode& node, const CpuSpec& cpu);
 
 } // namespace mlsim

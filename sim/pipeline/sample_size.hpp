@@ -6,7 +6,6 @@
 // the same seed gives the same sizes.
 #pragma once
 
-#include "sim/core/base/config_node.hpp"
 #include "sim/core/base/units.hpp"
 
 #include <random>
@@ -17,15 +16,20 @@ namespace mlsim {
 
 class SampleSizeDistribution {
 public:
-  static SampleSizeDistribution parse(const ConfigNode& node);
+  enum class Kind { constant, normal, lognormal, histogram };
+
   static SampleSizeDistribution constant(Bytes size);
+  // normal or lognormal of the size's own mean and standard deviation.
+  static SampleSizeDistribution spread(Kind kind, Bytes mean, Bytes stddev);
+  // Bins of (size in bytes, weight >= 0) with a positive total weight (the loader checks it).
+  static SampleSizeDistribution histogram(std::vector<double> sizes, std::vector<double> weights);
 
   Bytes draw(std::mt19937_64& rng) const;
   Bytes mean() const;
-  bool is_constant() const { return kind_ == "constant"; }
+  bool is_constant() const { return kind_ == Kind::constant; }
 
 private:
-  std::string kind_ = "constant";
+  Kind kind_ = Kind::constant;
   Bytes mean_{0.0};
   Bytes stddev_{0.0};
   std::vector<double> bin_sizes_;

@@ -57,7 +57,7 @@ std::string flops(double f) {
 double round4(double v) { return v == 0.0 ? 0.0 : std::stod(num(v, "").c_str()); }
 
 void stage_cost(YAML::Emitter& y, const std::string& name, const StageCost& c) {
-  // Only the keys the cpu schema accepts (sim/hardware/cpu.cpp parse_stage_cost).
+  // Only the keys the cpu schema accepts (sim/core/run/load/hardware_load.cpp parse_stage_cost).
   y << YAML::Key << name << YAML::Value << YAML::Flow << YAML::BeginMap;
   y << YAML::Key << "per_sample" << YAML::Value << seconds(c.per_sample_s);
   y << YAML::Key << "per_byte" << YAML::Value << seconds(c.per_byte_s);

@@ -15,4 +15,7 @@ set(MLSIM_LAYER_DIR_run sim/core/run)
 set(MLSIM_LAYER_DIR_studies sim/core/studies)
 set(MLSIM_LAYER_DIR_validate sim/validate)
 set(MLSIM_LAYER_DIR_app sim/core/app)
+# Layers whose files never read YAML (the models), and the headers that would.
+set(MLSIM_PARSE_FREE_LAYERS hardware pipeline)
+set(MLSIM_PARSE_HEADERS "sim/core/base/config_node.hpp;yaml-cpp/")
 include(${CMAKE_CURRENT_LIST_DIR}/check_layers.cmake)

@@ -4,9 +4,11 @@
 // what the command accepts a scenario accepts. It opens with comments that account for the measured
 // step: data-loader wait and batch copy (which mlsim's pipeline and PCIe models replace), the device
 // timeline (kernels and idle time, replayed), and the gradient collectives (re-simulated).
+#include "sim/core/run/load/hardware_load.hpp"
+#include "sim/core/run/load/model_load.hpp"
 #include "sim/core/base/atomic_file.hpp"
 #include "sim/core/app/commands.hpp"
-#include "sim/hardware/preset_library.hpp"
+#include "sim/core/run/load/preset_library.hpp"
 #include "sim/pipeline/model_spec.hpp"
 
 #include <fmt/format.h>

@@ -3,7 +3,7 @@
 #include "sim/core/app/commands.hpp"
 #include "sim/core/base/atomic_file.hpp"
 #include "sim/core/base/errors.hpp"
-#include "sim/hardware/preset_library.hpp"
+#include "sim/core/run/load/preset_library.hpp"
 
 #include <iostream>
 

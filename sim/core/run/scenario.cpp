@@ -1,7 +1,9 @@
 #include "sim/core/run/scenario.hpp"
 
 #include "sim/core/run/limits.hpp"
-#include "sim/hardware/preset_library.hpp"
+#include "sim/core/run/load/hardware_load.hpp"
+#include "sim/core/run/load/model_load.hpp"
+#include "sim/core/run/load/pipeline_load.hpp"
 #include "sim/pipeline/sample_flow.hpp"
 
 #include <fmt/format.h>
@@ -11,49 +13,11 @@
 namespace mlsim {
 namespace {
 
-NodeSpec parse_node(const ConfigNode& node, size_t index) {
-  node.allow_only({"name", "count", "role", "price", "cpu", "ram", "disks", "nic", "pcie", "accelerators", "nvlink"});
-  NodeSpec n;
-  n.name = node.get_string("name", "node" + std::to_string(index));
-  n.count = static_cast<int>(node.get_integer("count", 1, 1, 100000));
-  n.role = node.get_choice("role", {"trainer", "data_service"}, "trainer");
-  n.price = node.get_quantity<DollarsPerSec>("price", DollarsPerSec(0.0), false);
-  n.cpu = parse_cpu(resolve_preset(node.required("cpu"), "cpus", "cpu"));
-  n.ram = parse_ram(resolve_preset(node.required("ram"), "ram", "ram"));
-  if (ConfigNode disks = node.child("disks"); disks.defined()) {
-    std::set<std::string> names;
-    for (const auto& d : disks.items()) {
-      DiskSpec spec = parse_disk(resolve_preset(d, "disks", "disk"));
-      if (!names.insert(spec.name).second)
-        d.fail("a unique disk name", "a second disk named '" + spec.name + "'");
-      n.disks.push_back(spec);
-    }
-  }
-  if (node.has("nic")) {
-    n.nic = parse_nic(resolve_preset(node.child("nic"), "nics", "nic"));
-  } else { // checked in require_nics once the traffic is known
-    n.nic.present = false;
-    n.nic.bandwidth = BytesPerSec(1e12);
-  }
-  if (ConfigNode acc = node.child("accelerators"); acc.defined()) {
-    ConfigNode resolved = resolve_preset(acc, "accelerators", "accelerator");
-    n.accelerator_count = static_cast<int>(resolved.get_integer("count", 1, 1, 1024));
-    n.accelerator = parse_accelerator(resolved);
-    n.pcie = parse_pcie(resolve_preset(node.required("pcie"), "pcie", "pcie"));
-    n.nvlink = parse_nvlink(resolve_preset(node.child("nvlink"), "nvlink", "nvlink"));
-  } else if (node.has("pcie")) {
-    n.pcie = parse_pcie(resolve_preset(node.child("pcie"), "pcie", "pcie"));
-  }
-  if (n.role == "data_service" && n.accelerator_count > 0)
-    node.child("accelerators").fail("no accelerators on a data_service node", "some");
-  return n;
-}
-
 DatasetSpec parse_dataset(const ConfigNode& node, const Scenario& s) {
   node.allow_only({"samples", "sample_size", "image", "location", "disk", "page_cache"});
   DatasetSpec d;
   d.samples = node.get_integer("samples", std::nullopt, 1);
-  d.sample_size = SampleSizeDistribution::parse(node.required("sample_size"));
+  d.sample_size = parse_sample_size(node.required("sample_size"));
   if (ConfigNode img = node.child("image"); img.defined()) {
     img.allow_only({"width", "height", "channels"});
     d.width = img.get_number("width", std::nullopt, 1);
@@ -77,18 +41,6 @@ DatasetSpec parse_dataset(const ConfigNode& node, const Scenario& s) {
     node.child("location").fail("hardware.storage to be set for a remote dataset", "'remote' without it");
   }
   return d;
-}
-
-StorageSpec parse_storage(const ConfigNode& node) {
-  StorageSpec st;
-  if (!node.defined())
-    return st;
-  node.allow_only({"bandwidth", "random_read_iops", "latency", "source"});
-  st.present = true;
-  st.bandwidth = node.get_quantity<BytesPerSec>("bandwidth");
-  st.random_read_iops = node.get_number("random_read_iops", 1e6, 1e-3);
-  st.latency = node.get_quantity<Seconds>("latency", Seconds(1e-3), false);
-  return st;
 }
 
 // Shuffle buffers and in-memory caches must fit in the trainer node's RAM (page-cache share).

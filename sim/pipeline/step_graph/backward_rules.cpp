@@ -5,14 +5,6 @@
 
 namespace mlsim {
 
-Optimizer parse_optimizer(const ConfigNode& node) {
-  std::string s = node.as_string();
-  for (auto o : {Optimizer::sgd, Optimizer::momentum, Optimizer::rmsprop, Optimizer::adam})
-    if (to_string(o) == s)
-      return o;
-  node.fail("one of sgd, momentum, rmsprop, adam", node.quoted());
-}
-
 std::string to_string(Optimizer o) {
   switch (o) {
   case Optimizer::sgd: return "sgd";

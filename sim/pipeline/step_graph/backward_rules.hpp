@@ -16,13 +16,11 @@
 // (momentum 1, RMSprop 1, Adam 2 tensors per weight).
 #pragma once
 
-#include "sim/core/base/config_node.hpp"
 #include "sim/pipeline/step_graph/op_graph.hpp"
 
 namespace mlsim {
 
 enum class Optimizer { sgd, momentum, rmsprop, adam };
-Optimizer parse_optimizer(const ConfigNode& node);
 std::string to_string(Optimizer o);
 int optimizer_state_tensors(Optimizer o);
 

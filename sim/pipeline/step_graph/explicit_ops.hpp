@@ -6,7 +6,6 @@
 // scales with the batch) and its inputs (default: the previous op).
 #pragma once
 
-#include "sim/core/base/config_node.hpp"
 #include "sim/pipeline/step_graph/op_graph.hpp"
 
 #include <string>
@@ -18,8 +17,6 @@ struct ExplicitOp {
   Op per_sample;                   // flops, elements and dims for one sample
   std::vector<std::string> inputs; // names of earlier ops ("input": the batch)
 };
-
-ExplicitOp parse_explicit_op(const ConfigNode& node, size_t index);
 
 // The forward graph for `batch` samples; throws InputError for an unknown input name.
 OpGraph build_explicit_graph(const std::vector<ExplicitOp>& ops, long batch);

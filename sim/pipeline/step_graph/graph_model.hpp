@@ -12,7 +12,6 @@
 // PyTorch DDP), input_dtype (dtype of the batch on arrival, default fp32).
 #pragma once
 
-#include "sim/core/base/config_node.hpp"
 #include "sim/pipeline/step_graph/backward_rules.hpp"
 #include "sim/pipeline/step_graph/explicit_ops.hpp"
 #include "sim/pipeline/step_graph/layer_spec.hpp"
@@ -36,8 +35,5 @@ struct GraphModel {
   DType input_dtype = DType::fp32;
   std::string where; // the model node's position, for errors found while planning
 };
-
-// Parses the graph forms of `model:` (the caller has ruled out the roofline form).
-GraphModel parse_graph_model(const ConfigNode& node);
 
 } // namespace mlsim

@@ -7,7 +7,6 @@
 // add) are written.
 #pragma once
 
-#include "sim/core/base/config_node.hpp"
 #include "sim/pipeline/step_plan.hpp"
 
 #include <string>
@@ -44,7 +43,7 @@ struct LayerSpec {
 // The layer types the builders know.
 const std::vector<std::string>& layer_types();
 
-// Parses one entry of `model.layers` (every key checked against its type).
-LayerSpec parse_layer(const ConfigNode& node, size_t index);
+// The keys a layer of `type` accepts besides type, name, inputs and placement.
+const std::vector<std::string>& layer_type_keys(const std::string& type);
 
 } // namespace mlsim

@@ -1,6 +1,7 @@
 #include "sim/pipeline/step_graph/memory_footprint.hpp"
 
 #include "sim/core/base/errors.hpp"
+#include "sim/core/base/units_parse.hpp"
 
 #include <algorithm>
 #include <set>

@@ -16,15 +16,6 @@ std::string to_string(PrecisionPolicy p) {
   return "?";
 }
 
-PrecisionPolicy parse_precision(const ConfigNode& node) {
-  std::string s = node.as_string();
-  for (auto p : {PrecisionPolicy::fp32, PrecisionPolicy::tf32, PrecisionPolicy::fp16, PrecisionPolicy::mixed_fp16,
-                 PrecisionPolicy::mixed_bf16})
-    if (to_string(p) == s)
-      return p;
-  node.fail("one of fp32, tf32, fp16, mixed_fp16, mixed_bf16", node.quoted());
-}
-
 DType master_dtype(PrecisionPolicy p) { return p == PrecisionPolicy::fp16 ? DType::fp16 : DType::fp32; }
 
 bool keeps_16bit_weight_copies(PrecisionPolicy p) {

@@ -17,7 +17,6 @@
 // casts fused into neighbouring kernels.
 #pragma once
 
-#include "sim/core/base/config_node.hpp"
 #include "sim/pipeline/step_graph/op_graph.hpp"
 #include "sim/pipeline/step_graph/stack_profile.hpp"
 
@@ -25,7 +24,6 @@ namespace mlsim {
 
 enum class PrecisionPolicy { fp32, tf32, fp16, mixed_fp16, mixed_bf16 };
 std::string to_string(PrecisionPolicy p);
-PrecisionPolicy parse_precision(const ConfigNode& node);
 // The dtype weights are kept (and updated) in: fp16 for pure fp16, else fp32.
 DType master_dtype(PrecisionPolicy p);
 // The dtype of the weight gradients that are all-reduced (the master dtype).

@@ -13,7 +13,6 @@
 // (cuDNN autotuning).
 #pragma once
 
-#include "sim/core/base/config_node.hpp"
 #include "sim/pipeline/step_graph/op.hpp"
 
 #include <map>
@@ -37,10 +36,5 @@ struct StackProfile {
     return it == sixteen_bit.end() ? SixteenBitPath::native : it->second;
   }
 };
-
-// `node` is the model's `stack` value: a preset name or an inline mapping.
-StackProfile parse_stack(const ConfigNode& node);
-// A named preset from stacks.yaml.
-StackProfile stack_preset(const std::string& name);
 
 } // namespace mlsim

@@ -23,7 +23,6 @@
 // (fp64 kernels: always).
 #pragma once
 
-#include "sim/core/base/config_node.hpp"
 #include "sim/hardware/accelerator.hpp"
 #include "sim/pipeline/step_graph/precision_policy.hpp"
 #include "sim/pipeline/step_plan.hpp"
@@ -44,14 +43,14 @@ struct TraceModel {
   std::optional<PrecisionPolicy> precision;  // the what-if; none = as measured
 };
 
-// Parses and loads the trace (throws InputError with the trace's byte offset on a bad file).
-TraceModel parse_trace_model(const ConfigNode& node);
+// Whether the scenario's accelerator is another than the one the trace was measured on.
+bool moves_device(const TraceModel& m, const AcceleratorSpec& acc);
+// The share of kernel time whose dtype the names do not say, and the largest such kernel (`example`);
+// `fp64` when some kernel is fp64. Above 5 % no precision or device what-if is answered.
+double unknown_dtype_share(const MeasuredStep& s, std::string& example, bool& fp64);
 
-// Refuses the what-ifs the trace cannot answer, at the key that asks for them.
-void check_trace_what_ifs(const TraceModel& m, const AcceleratorSpec& acc, const ConfigNode& accelerator_node,
-                          long batch, const ConfigNode& batch_node);
-
-// The replayed step for this accelerator and batch (after check_trace_what_ifs).
+// The replayed step for this accelerator and batch (the loader has refused the what-ifs the trace
+// cannot answer: sim/core/run/load/model_load.hpp).
 StepPlan plan_trace_step(const TraceModel& m, const AcceleratorSpec& acc, long batch);
 
 } // namespace mlsim

@@ -1,4 +1,4 @@
-#include "sim/hardware/preset_library.hpp"
+#include "sim/core/run/load/preset_library.hpp"
 
 #include <algorithm>
 #include <cstdlib>

@@ -1,4 +1,12 @@
-#include "sim/pipeline/pipeline_spec.hpp"
+// The pipeline, its framework costs and the dataset's sample sizes, from YAML (pipeline_load.hpp).
+#include "sim/core/run/load/pipeline_load.hpp"
+
+#include "sim/core/run/load/hardware_load.hpp"
+
+#include <cctype>
+#include <numeric>
+#include <sstream>
+#include <vector>
 
 namespace mlsim {
 namespace {
@@ -143,6 +151,71 @@ PipelineSpec parse_pipeline(const ConfigNode& node, const CpuSpec& cpu) {
   }
   p.framework_costs = parse_framework_costs(node.child("framework_costs"), p.framework);
   return p;
+}
+
+FrameworkCosts parse_framework_costs(const ConfigNode& node, const std::string& framework) {
+  FrameworkCosts c = default_framework_costs(framework);
+  if (!node.defined())
+    return c;
+  node.allow_only({"receive_per_batch", "receive_per_byte", "worker_per_batch", "worker_per_byte", "pin_per_byte"});
+  auto get = [&](const char* key, Seconds& field) { field = node.get_quantity<Seconds>(key, field, false); };
+  get("receive_per_batch", c.receive_per_batch);
+  get("receive_per_byte", c.receive_per_byte);
+  get("worker_per_batch", c.worker_per_batch);
+  get("worker_per_byte", c.worker_per_byte);
+  get("pin_per_byte", c.pin_per_byte);
+  return c;
+}
+
+SampleSizeDistribution parse_sample_size(const ConfigNode& node) {
+  if (node.is_scalar())
+    return SampleSizeDistribution::constant(node.as_quantity<Bytes>());
+  node.allow_only({"distribution", "size", "mean", "stddev", "bins", "file"});
+  using Kind = SampleSizeDistribution::Kind;
+  std::string kind = node.get_choice("distribution", {"constant", "normal", "lognormal", "histogram"}, "constant");
+  if (kind == "constant")
+    return SampleSizeDistribution::constant(node.has("size") ? node.get_quantity<Bytes>("size")
+                                                             : node.get_quantity<Bytes>("mean"));
+  if (kind == "normal" || kind == "lognormal") {
+    Bytes mean = node.get_quantity<Bytes>("mean"); // checked before stddev
+    Bytes stddev = node.get_quantity<Bytes>("stddev", Bytes(0.0), false);
+    return SampleSizeDistribution::spread(kind == "normal" ? Kind::normal : Kind::lognormal, mean, stddev);
+  }
+  std::vector<double> sizes, weights; // a histogram
+  if (node.has("bins")) {
+    for (const auto& bin : node.child("bins").items()) {
+      auto cells = bin.items();
+      if (cells.size() != 2)
+        bin.fail("a [size, weight] pair", bin.quoted());
+      sizes.push_back(cells[0].as_quantity<Bytes>().value());
+      double w = cells[1].as_number();
+      if (w < 0)
+        cells[1].fail("a weight >= 0", cells[1].quoted());
+      weights.push_back(w);
+    }
+  } else {
+    ConfigNode f = node.required("file");
+    std::istringstream in(f.read_referenced_file()); // a regular file under the input size limit
+    std::string line;
+    int lineno = 0;
+    while (std::getline(in, line)) {
+      ++lineno;
+      if (line.empty() || line[0] == '#' || !std::isdigit(static_cast<unsigned char>(line[0])))
+        continue;
+      double size = 0, weight = 0;
+      char comma = 0;
+      std::istringstream ls(line);
+      if (!(ls >> size >> comma >> weight) || comma != ',' || size <= 0 || weight < 0)
+        throw InputError(f.as_string() + ":" + std::to_string(lineno), "", "'bytes,weight' with bytes > 0",
+                         "'" + line + "'");
+      sizes.push_back(size);
+      weights.push_back(weight);
+    }
+  }
+  double total = std::accumulate(weights.begin(), weights.end(), 0.0);
+  if (sizes.empty() || total <= 0)
+    node.fail("a histogram with at least one bin of positive weight", "none");
+  return SampleSizeDistribution::histogram(std::move(sizes), std::move(weights));
 }
 
 } // namespace mlsim

@@ -1,9 +1,34 @@
-#include "sim/pipeline/step_graph/graph_model.hpp"
+// The model's forms, from YAML (model_load.hpp); the step graph's parts are in graph_load.cpp and the
+// trace form in trace_load.cpp.
+#include "sim/core/run/load/model_load.hpp"
 
+#include "sim/core/run/load/hardware_load.hpp"
 #include "sim/pipeline/step_graph/model_presets.hpp"
 
 namespace mlsim {
 namespace {
+
+ModelSpec parse_roofline(const ConfigNode& node) {
+  node.allow_only({"name", "forward_flops_per_sample", "bytes_per_sample", "parameters", "dtype"});
+  ModelSpec m;
+  m.name = node.get_string("name", "model");
+  m.forward_flops_per_sample = node.get_quantity<Flops>("forward_flops_per_sample");
+  m.bytes_per_sample = node.get_quantity<Bytes>("bytes_per_sample", Bytes(0.0), false);
+  m.parameters = node.get_number("parameters", 0.0, 0.0);
+  if (node.has("dtype"))
+    m.dtype = parse_dtype(node.child("dtype"));
+  return m;
+}
+
+ModelSpec parse_fixed_step(const ConfigNode& node) {
+  node.allow_only({"name", "step_time", "parameters"});
+  ModelSpec m;
+  m.name = node.get_string("name", "model");
+  m.step_time = node.get_quantity<Seconds>("step_time");
+  m.parameters = node.get_number("parameters", 0.0, 0.0);
+  return m;
+}
+
 
 Shape parse_shape(const ConfigNode& node) {
   Shape s;
@@ -77,6 +102,29 @@ GraphModel parse_graph_model(const ConfigNode& node) {
   m.gradient_bucket = node.get_quantity<Bytes>("gradient_bucket", Bytes(25e6));
   if (node.has("input_dtype"))
     m.input_dtype = parse_dtype(node.child("input_dtype"));
+  return m;
+}
+
+ModelSpec parse_model(const ConfigNode& node) {
+  if (node.has("step_time"))
+    return parse_fixed_step(node);
+  if (node.has("trace")) {
+    ModelSpec m;
+    m.trace = parse_trace_model(node);
+    m.name = m.trace->name;
+    return m;
+  }
+  if (node.has("forward_flops_per_sample")) {
+    for (const char* other : {"preset", "layers", "ops"})
+      if (node.has(other))
+        node.child(other).fail("either forward_flops_per_sample (a roofline) or a " + std::string(other) +
+                                   " model, not both",
+                               "both");
+    return parse_roofline(node);
+  }
+  ModelSpec m;
+  m.graph = parse_graph_model(node);
+  m.name = m.graph->name;
   return m;
 }
 

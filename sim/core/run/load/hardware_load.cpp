@@ -1,0 +1,159 @@
+// Nodes, their CPU, RAM, disks, NIC, PCIe and NVLink, and the remote storage, from YAML (hardware_load.hpp).
+#include "sim/core/run/load/hardware_load.hpp"
+
+#include "sim/core/run/load/preset_library.hpp"
+
+#include <set>
+
+namespace mlsim {
+
+namespace {
+// A cost term: default 0, valid range [0, max] (a slower stage cannot be simulated in finite work).
+Seconds cost_term(const ConfigNode& node, const std::string& key, double max, const char* max_text) {
+  Seconds v = node.get_quantity<Seconds>(key, Seconds(0.0), false);
+  if (!(v.value() <= max))
+    node.child(key).fail(std::string("a cost between 0 and ") + max_text, node.child(key).quoted());
+  return v;
+}
+} // namespace
+
+StageCost parse_stage_cost(const ConfigNode& node) {
+  node.allow_only({"per_sample", "per_byte", "per_pixel", "r2", "reps", "spread", "source"});
+  StageCost c;
+  c.per_sample = cost_term(node, "per_sample", 3600.0, "1 h per sample");
+  c.per_byte = cost_term(node, "per_byte", 1.0, "1 s per byte");
+  c.per_pixel = cost_term(node, "per_pixel", 1.0, "1 s per pixel");
+  return c;
+}
+
+CpuSpec parse_cpu(const ConfigNode& node) {
+  node.allow_only({"preset", "name", "source", "cores", "core_speed", "fp16_emulation_factor", "all_cores_efficiency",
+                   "core_flops", "stage_costs", "model", "measured", "scheduler", "balance_delay"});
+  CpuSpec c;
+  c.name = node.get_string("name", node.has("preset") ? node.get_string("preset") : "cpu");
+  c.cores = static_cast<int>(node.get_integer("cores", std::nullopt, 1, 4096));
+  c.core_speed = node.get_number("core_speed", 1.0, 1e-3, 1e3);
+  c.fp16_emulation_factor = node.get_number("fp16_emulation_factor", 1.0, 1.0, 1e3);
+  c.all_cores_efficiency = node.get_number("all_cores_efficiency", 1.0, 0.0, 1.0);
+  if (!(c.all_cores_efficiency > 0.0)) // (0, 1]: zero would stop every core
+    node.child("all_cores_efficiency").fail("a number in (0, 1]", node.child("all_cores_efficiency").quoted());
+  c.core_flops = node.get_quantity<FlopsPerSec>("core_flops", FlopsPerSec(32e9));
+  c.scheduling = node.get_choice("scheduler", {"per_core", "fair"}, "per_core") == "fair" ? CpuScheduling::fair
+                                                                                      : CpuScheduling::per_core;
+  c.balance_delay = node.get_quantity<Seconds>("balance_delay", Seconds(4e-3), false);
+  if (ConfigNode costs = node.child("stage_costs"); costs.defined())
+    for (const auto& k : costs.keys())
+      c.stage_costs[k] = parse_stage_cost(costs.child(k));
+  return c;
+}
+
+RamSpec parse_ram(const ConfigNode& node) {
+  node.allow_only({"preset", "source", "size", "bandwidth", "reserved", "measured"});
+  RamSpec r;
+  r.size = node.get_quantity<Bytes>("size");
+  r.bandwidth = node.get_quantity<BytesPerSec>("bandwidth");
+  r.reserved = node.get_quantity<Bytes>("reserved", Bytes(r.size.value() * 0.1), false);
+  if (r.reserved >= r.size)
+    node.child("reserved").fail("less than ram.size", node.child("reserved").quoted());
+  return r;
+}
+
+DiskSpec parse_disk(const ConfigNode& node) {
+  node.allow_only({"preset", "name", "source", "kind", "sequential_read", "random_read_iops", "latency", "measured"});
+  DiskSpec d;
+  d.name = node.get_string("name", node.has("preset") ? node.get_string("preset") : "disk");
+  d.kind = node.get_choice("kind", {"hdd", "sata-ssd", "nvme", "network"}, "sata-ssd");
+  d.sequential_read = node.get_quantity<BytesPerSec>("sequential_read");
+  d.random_read_iops = node.get_number("random_read_iops", std::nullopt, 1e-3);
+  d.latency = node.get_quantity<Seconds>("latency", Seconds(0.0), false);
+  return d;
+}
+
+NicSpec parse_nic(const ConfigNode& node) {
+  node.allow_only({"preset", "name", "source", "bandwidth", "latency"});
+  NicSpec n;
+  n.name = node.get_string("name", node.has("preset") ? node.get_string("preset") : "nic");
+  n.bandwidth = node.get_quantity<BytesPerSec>("bandwidth");
+  n.latency = node.get_quantity<Seconds>("latency", Seconds(5e-6), false);
+  return n;
+}
+
+PcieSpec parse_pcie(const ConfigNode& node) {
+  node.allow_only({"preset", "source", "generation", "lanes", "protocol_efficiency", "latency", "gpus_per_switch",
+                   "pinned", "measured"});
+  PcieSpec p;
+  p.generation = static_cast<int>(node.get_integer("generation", std::nullopt, 1, 5));
+  p.lanes = static_cast<int>(node.get_integer("lanes", 16));
+  if (p.lanes != 1 && p.lanes != 2 && p.lanes != 4 && p.lanes != 8 && p.lanes != 16)
+    node.child("lanes").fail("one of 1, 2, 4, 8, 16", node.child("lanes").quoted());
+  p.protocol_efficiency = node.get_number("protocol_efficiency", 0.8, 0.05, 1.0);
+  p.latency = node.get_quantity<Seconds>("latency", Seconds(1e-6), false);
+  p.gpus_per_switch = static_cast<int>(node.get_integer("gpus_per_switch", 1, 1, 64));
+  p.pinned = node.get_bool("pinned", true);
+  return p;
+}
+
+NvlinkSpec parse_nvlink(const ConfigNode& node) {
+  NvlinkSpec n;
+  if (!node.defined())
+    return n;
+  node.allow_only({"preset", "name", "source", "topology", "bandwidth", "latency"});
+  n.name = node.get_string("name", node.has("preset") ? node.get_string("preset") : "nvlink");
+  n.topology = node.get_choice("topology", {"switch", "none"}, "switch");
+  if (n.present())
+    n.bandwidth = node.get_quantity<BytesPerSec>("bandwidth");
+  n.latency = node.get_quantity<Seconds>("latency", Seconds(1e-6), false);
+  return n;
+}
+
+NodeSpec parse_node(const ConfigNode& node, size_t index) {
+  node.allow_only({"name", "count", "role", "price", "cpu", "ram", "disks", "nic", "pcie", "accelerators", "nvlink"});
+  NodeSpec n;
+  n.name = node.get_string("name", "node" + std::to_string(index));
+  n.count = static_cast<int>(node.get_integer("count", 1, 1, 100000));
+  n.role = node.get_choice("role", {"trainer", "data_service"}, "trainer");
+  n.price = node.get_quantity<DollarsPerSec>("price", DollarsPerSec(0.0), false);
+  n.cpu = parse_cpu(resolve_preset(node.required("cpu"), "cpus", "cpu"));
+  n.ram = parse_ram(resolve_preset(node.required("ram"), "ram", "ram"));
+  if (ConfigNode disks = node.child("disks"); disks.defined()) {
+    std::set<std::string> names;
+    for (const auto& d : disks.items()) {
+      DiskSpec spec = parse_disk(resolve_preset(d, "disks", "disk"));
+      if (!names.insert(spec.name).second)
+        d.fail("a unique disk name", "a second disk named '" + spec.name + "'");
+      n.disks.push_back(spec);
+    }
+  }
+  if (node.has("nic")) {
+    n.nic = parse_nic(resolve_preset(node.child("nic"), "nics", "nic"));
+  } else { // checked in require_nics once the traffic is known
+    n.nic.present = false;
+    n.nic.bandwidth = BytesPerSec(1e12);
+  }
+  if (ConfigNode acc = node.child("accelerators"); acc.defined()) {
+    ConfigNode resolved = resolve_preset(acc, "accelerators", "accelerator");
+    n.accelerator_count = static_cast<int>(resolved.get_integer("count", 1, 1, 1024));
+    n.accelerator = parse_accelerator(resolved);
+    n.pcie = parse_pcie(resolve_preset(node.required("pcie"), "pcie", "pcie"));
+    n.nvlink = parse_nvlink(resolve_preset(node.child("nvlink"), "nvlink", "nvlink"));
+  } else if (node.has("pcie")) {
+    n.pcie = parse_pcie(resolve_preset(node.child("pcie"), "pcie", "pcie"));
+  }
+  if (n.role == "data_service" && n.accelerator_count > 0)
+    node.child("accelerators").fail("no accelerators on a data_service node", "some");
+  return n;
+}
+
+StorageSpec parse_storage(const ConfigNode& node) {
+  StorageSpec st;
+  if (!node.defined())
+    return st;
+  node.allow_only({"bandwidth", "random_read_iops", "latency", "source"});
+  st.present = true;
+  st.bandwidth = node.get_quantity<BytesPerSec>("bandwidth");
+  st.random_read_iops = node.get_number("random_read_iops", 1e6, 1e-3);
+  st.latency = node.get_quantity<Seconds>("latency", Seconds(1e-3), false);
+  return st;
+}
+
+} // namespace mlsim
