@@ -43,7 +43,7 @@ Result all_reduce(const std::string& algorithm, int nodes, int gpus, double byte
     group.platform = &platform;
     Recorder rec;
     group.recorder = &rec;
-    group.algorithm = collective_algorithm(s.distribution.algorithm);
+    group.algorithm = s.distribution.algorithm;
     for (auto& node : platform.trainers())
       for (auto* g : node.accelerators)
         group.ranks.push_back(g);

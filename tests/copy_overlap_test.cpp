@@ -36,7 +36,7 @@ TEST(CopyOverlap, PageableMemoryCannotOverlap) {
   const std::string yaml = fixtures::base_scenario(1, 0.01, 1.0);
   EXPECT_THROW(fixtures::load(yaml, {"pipeline.pin_memory=false", "pipeline.copy=overlapped"}), InputError);
   // The default follows: pinned and prefetching -> overlapped; pageable -> serialised.
-  EXPECT_TRUE(fixtures::load(yaml).pipeline.overlap_copy);
-  EXPECT_FALSE(fixtures::load(yaml, {"pipeline.pin_memory=false"}).pipeline.overlap_copy);
-  EXPECT_FALSE(fixtures::load(yaml, {"pipeline.prefetch=0"}).pipeline.overlap_copy);
+  EXPECT_EQ(fixtures::load(yaml).pipeline.copy, CopyMode::overlapped);
+  EXPECT_EQ(fixtures::load(yaml, {"pipeline.pin_memory=false"}).pipeline.copy, CopyMode::serialized);
+  EXPECT_EQ(fixtures::load(yaml, {"pipeline.prefetch=0"}).pipeline.copy, CopyMode::serialized);
 }

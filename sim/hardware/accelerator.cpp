@@ -6,16 +6,6 @@
 
 namespace mlsim {
 
-std::string to_string(DType d) {
-  switch (d) {
-  case DType::fp32: return "fp32";
-  case DType::tf32: return "tf32";
-  case DType::fp16: return "fp16";
-  case DType::bf16: return "bf16";
-  }
-  return "?";
-}
-
 Bytes element_size(DType d) { return Bytes(is_16bit(d) ? 2.0 : 4.0); }
 
 FlopsPerSec AcceleratorSpec::vector_peak_for(DType d) const {

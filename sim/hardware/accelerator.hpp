@@ -19,6 +19,7 @@
 // Ignores: clocks and power throttling, cache effects, concurrent kernels.
 #pragma once
 
+#include "sim/core/base/named_enum.hpp"
 #include "sim/core/base/units.hpp"
 #include "sim/hardware/kernel_model.hpp"
 
@@ -30,7 +31,10 @@
 namespace mlsim {
 
 enum class DType { fp32, tf32, fp16, bf16 };
-std::string to_string(DType d);
+template <> struct EnumNames<DType> {
+  static constexpr std::array<std::pair<DType, std::string_view>, 4> table{{
+      {DType::fp32, "fp32"}, {DType::tf32, "tf32"}, {DType::fp16, "fp16"}, {DType::bf16, "bf16"}}};
+};
 inline bool is_16bit(DType d) { return d == DType::fp16 || d == DType::bf16; }
 // Storage size of one element (tf32 is stored as fp32).
 Bytes element_size(DType d);

@@ -29,6 +29,7 @@
 // cores); memory bandwidth as a transfer limit is the RAM model's.
 #pragma once
 
+#include "sim/core/base/named_enum.hpp"
 #include "sim/core/base/units.hpp"
 
 #include <map>
@@ -40,6 +41,10 @@ namespace mlsim {
 enum class CpuScheduling {
   per_core, // Linux-like: a run queue per core, threads balanced by count, not rotated (default)
   fair,     // one pool: n runnable pieces on c cores get min(1, c/n) of a core each
+};
+template <> struct EnumNames<CpuScheduling> {
+  static constexpr std::array<std::pair<CpuScheduling, std::string_view>, 2> table{{
+      {CpuScheduling::per_core, "per_core"}, {CpuScheduling::fair, "fair"}}};
 };
 
 // A calibrated per-sample cost: per_sample + per_byte * bytes + per_pixel * pixels (core-seconds).

@@ -12,15 +12,23 @@
 // Ignores: write traffic, read-ahead across files, the OS I/O scheduler.
 #pragma once
 
+#include "sim/core/base/named_enum.hpp"
 #include "sim/core/base/units.hpp"
 
 #include <string>
 
 namespace mlsim {
 
+enum class DiskKind { hdd, sata_ssd, nvme, network };
+template <> struct EnumNames<DiskKind> {
+  static constexpr std::array<std::pair<DiskKind, std::string_view>, 4> table{{
+      {DiskKind::hdd, "hdd"}, {DiskKind::sata_ssd, "sata-ssd"}, {DiskKind::nvme, "nvme"},
+      {DiskKind::network, "network"}}};
+};
+
 struct DiskSpec {
   std::string name = "disk";
-  std::string kind = "ssd"; // hdd, sata-ssd, nvme, network
+  DiskKind kind = DiskKind::sata_ssd;
   BytesPerSec sequential_read{0.0};
   double random_read_iops = 0.0;
   Seconds latency{0.0};

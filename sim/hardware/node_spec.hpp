@@ -16,10 +16,17 @@
 
 namespace mlsim {
 
+// What a node group does: train (with accelerators), or run the input pipeline for the trainers.
+enum class NodeRole { trainer, data_service };
+template <> struct EnumNames<NodeRole> {
+  static constexpr std::array<std::pair<NodeRole, std::string_view>, 2> table{{
+      {NodeRole::trainer, "trainer"}, {NodeRole::data_service, "data_service"}}};
+};
+
 struct NodeSpec {
   std::string name;
   int count = 1;
-  std::string role = "trainer"; // trainer | data_service
+  NodeRole role = NodeRole::trainer;
   CpuSpec cpu;
   RamSpec ram;
   std::vector<DiskSpec> disks;

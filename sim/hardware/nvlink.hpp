@@ -9,19 +9,26 @@
 // no direct link (modelled as all-to-all at the per-GPU aggregate).
 #pragma once
 
+#include "sim/core/base/named_enum.hpp"
 #include "sim/core/base/units.hpp"
 
 #include <string>
 
 namespace mlsim {
 
+enum class NvlinkTopology { nvswitch, none };
+template <> struct EnumNames<NvlinkTopology> {
+  static constexpr std::array<std::pair<NvlinkTopology, std::string_view>, 2> table{{
+      {NvlinkTopology::nvswitch, "switch"}, {NvlinkTopology::none, "none"}}};
+};
+
 struct NvlinkSpec {
   std::string name = "none";
-  std::string topology = "none"; // switch | none
-  BytesPerSec bandwidth{0.0};    // per GPU, per direction
+  NvlinkTopology topology = NvlinkTopology::none;
+  BytesPerSec bandwidth{0.0}; // per GPU, per direction
   Seconds latency{1e-6};
 
-  bool present() const { return topology != "none"; }
+  bool present() const { return topology != NvlinkTopology::none; }
 };
 
 } // namespace mlsim

@@ -22,11 +22,11 @@ Platform::Platform(const PlatformSpec& spec) {
   switch_link_ = add_link("network-switch", "switch", 1e15, spec.network.switch_latency.value());
   // Trainer nodes first, so that trainer instance i has node id i.
   for (const auto& node : *spec.nodes)
-    if (node.role == "trainer")
+    if (node.role == NodeRole::trainer)
       for (int i = 0; i < (node.accelerator_count > 0 ? spec.simulated_trainer_nodes : node.count); ++i)
         build_node(node, i, true);
   for (const auto& node : *spec.nodes)
-    if (node.role != "trainer")
+    if (node.role != NodeRole::trainer)
       for (int i = 0; i < node.count; ++i)
         build_node(node, i, false);
   if (spec.storage.present) {

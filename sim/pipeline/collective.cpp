@@ -15,23 +15,6 @@ namespace sg4 = simgrid::s4u;
 
 namespace mlsim {
 
-const std::vector<std::string>& collective_algorithm_names() {
-  static const std::vector<std::string> names{"ring", "tree", "hierarchical", "parameter_server"};
-  return names;
-}
-
-std::string to_string(CollectiveAlgorithm a) {
-  return collective_algorithm_names()[static_cast<size_t>(a)];
-}
-
-CollectiveAlgorithm collective_algorithm(const std::string& name) {
-  const auto& names = collective_algorithm_names();
-  auto it = std::find(names.begin(), names.end(), name);
-  if (it == names.end())
-    throw InternalError("unknown collective algorithm '" + name + "'");
-  return static_cast<CollectiveAlgorithm>(it - names.begin());
-}
-
 namespace {
 
 // ncclGetBtree: the parent and children of `rank` in the binary tree built on the lowest set bit.

@@ -41,6 +41,7 @@
 #pragma once
 
 #include "sim/core/base/recorder.hpp"
+#include "sim/pipeline/collective_algorithm.hpp"
 #include "sim/hardware/platform.hpp"
 
 #include <simgrid/forward.h>
@@ -51,12 +52,6 @@
 #include <vector>
 
 namespace mlsim {
-
-enum class CollectiveAlgorithm { ring, tree, hierarchical, parameter_server };
-const std::vector<std::string>& collective_algorithm_names();
-std::string to_string(CollectiveAlgorithm a);
-// Throws InternalError for an unknown name (the scenario loader checks the choice).
-CollectiveAlgorithm collective_algorithm(const std::string& name);
 
 // One rank's neighbours in one binary tree (-1: none).
 struct TreeNode {

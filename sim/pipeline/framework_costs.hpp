@@ -22,11 +22,20 @@
 // variance of each cost.
 #pragma once
 
+#include "sim/core/base/named_enum.hpp"
 #include "sim/core/base/units.hpp"
 
 #include <string>
 
 namespace mlsim {
+
+// The loader framework (pipeline.framework: its defaults, pipeline_spec.hpp, and its costs here).
+enum class Framework { tf_data, pytorch, keras_generator, custom };
+template <> struct EnumNames<Framework> {
+  static constexpr std::array<std::pair<Framework, std::string_view>, 4> table{{
+      {Framework::tf_data, "tf.data"}, {Framework::pytorch, "pytorch"},
+      {Framework::keras_generator, "keras-generator"}, {Framework::custom, "custom"}}};
+};
 
 struct FrameworkCosts {
   Seconds receive_per_batch{0.0};
@@ -41,6 +50,6 @@ struct FrameworkCosts {
 };
 
 // The framework's defaults (see above).
-FrameworkCosts default_framework_costs(const std::string& framework);
+FrameworkCosts default_framework_costs(Framework framework);
 
 } // namespace mlsim

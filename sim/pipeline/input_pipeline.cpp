@@ -18,7 +18,7 @@ InputPipeline::InputPipeline(Setup setup)
   const JobContext& job = *s_.job;
   const PipelineSpec& p = *job.pipeline;
   int cores = 0;
-  if (p.placement == "service") {
+  if (p.placement == PipelinePlacement::service) {
     for (auto& svc : s_.platform->service_nodes())
       if (svc.spec->name == p.service_node) {
         worker_hosts_.push_back(svc.cpu);
@@ -31,7 +31,7 @@ InputPipeline::InputPipeline(Setup setup)
     cores = s_.node->spec->cpu.cores;
   }
   workers_ = p.effective_workers(cores);
-  if (p.framework == "pytorch") // DataLoader workers are per accelerator process
+  if (p.framework == Framework::pytorch) // DataLoader workers are per accelerator process
     workers_ *= static_cast<int>(s_.queues.size());
   for (const auto& st : p.stages)
     if (st.kind == StageKind::read) {
@@ -78,7 +78,7 @@ std::vector<double> InputPipeline::draw_batch(int gpu, long index) {
 // The node's samples read so far decide the epoch: epoch 1 reads storage.
 bool InputPipeline::read_from_ram(long node_batch) const {
   const DatasetSpec& d = (*s_.job->dataset);
-  if (d.location == "ram")
+  if (d.location == DataLocation::ram)
     return true;
   double offset = static_cast<double>(node_batch) * static_cast<double>(s_.job->pipeline->batch_size);
   bool later_epoch = offset >= shard_samples_;
@@ -184,7 +184,7 @@ void InputPipeline::read_chunk(const Chunk& c, sg4::Host* where, uint32_t track)
   double bytes = c.first_stage > 0 ? flow_.trace_chunk(n, stored).bytes_after[c.first_stage - 1] : stored;
   if (c.from_ram) {
     sg4::this_actor::exec_init(bytes)->set_host(ram_of_.at(where))->wait(); // the reader's own RAM
-  } else if (d.location == "remote") {
+  } else if (d.location == DataLocation::remote) {
     // Accesses and transfers of a chunk's files overlap (queued requests), each on its own resource.
     sg4::ExecPtr ops = sg4::this_actor::exec_init(n); // keep the pointer: start() returns a raw one
     ops->set_host(s_.platform->storage_ops())->start();
@@ -292,7 +292,7 @@ void InputPipeline::collate_and_deliver(long batch_id, uint32_t track) {
   b.index = pend.index;
   b.samples = pend.samples / shares;
   b.bytes = pend.bytes / shares;
-  if (p.batching.padding == "longest") {
+  if (p.batching.padding == BatchPadding::longest) {
     b.bytes = pend.max_bytes * b.samples;
     b.padded_fraction = b.bytes > 0 ? 1.0 - pend.bytes / shares / b.bytes : 0.0;
     double nominal = flow_.final_bytes(s_.job->dataset->sample_size.mean().value());

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "sim/hardware/node_spec.hpp"
+#include "sim/pipeline/collective_algorithm.hpp"
 #include "sim/pipeline/model_spec.hpp"
 #include "sim/pipeline/pipeline_spec.hpp"
 #include "sim/pipeline/sample_size.hpp"
@@ -13,17 +14,24 @@
 
 namespace mlsim {
 
+// Where the dataset lives: a disk of each trainer node, remote storage, or preloaded in RAM.
+enum class DataLocation { local, remote, ram };
+template <> struct EnumNames<DataLocation> {
+  static constexpr std::array<std::pair<DataLocation, std::string_view>, 3> table{{
+      {DataLocation::local, "local"}, {DataLocation::remote, "remote"}, {DataLocation::ram, "ram"}}};
+};
+
 struct DatasetSpec {
   long long samples = 0;
   SampleSizeDistribution sample_size; // encoded bytes as stored
   std::optional<double> width, height, channels; // decoded image shape, if images
-  std::string location = "local"; // local (a node disk), remote (storage), ram (preloaded)
+  DataLocation location = DataLocation::local;
   std::string disk;               // local: the disk's name on each trainer node
   bool page_cache = true;         // later epochs read RAM when the dataset fits
 };
 
 struct DistributionSpec {
-  std::string algorithm = "ring"; // ring | tree | hierarchical | parameter_server (sim/pipeline/collective.hpp)
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring; // sim/pipeline/collective.hpp
 };
 
 struct RunSpec {

@@ -22,6 +22,7 @@
 // serialized (the copy runs in the step, before its ops).
 #pragma once
 
+#include "sim/core/base/named_enum.hpp"
 #include "sim/core/base/units.hpp"
 #include "sim/hardware/cpu.hpp"
 #include "sim/pipeline/framework_costs.hpp"
@@ -34,10 +35,38 @@ namespace mlsim {
 
 enum class StageKind { read, map, shuffle, cache };
 
+// Where the pipeline runs: on each trainer node, or in a data service (another node group).
+enum class PipelinePlacement { local, service };
+template <> struct EnumNames<PipelinePlacement> {
+  static constexpr std::array<std::pair<PipelinePlacement, std::string_view>, 2> table{{
+      {PipelinePlacement::local, "local"}, {PipelinePlacement::service, "service"}}};
+};
+
+// The host-to-device copy: on its own stream one batch ahead of the step, or in the step (see above).
+enum class CopyMode { overlapped, serialized };
+template <> struct EnumNames<CopyMode> {
+  static constexpr std::array<std::pair<CopyMode, std::string_view>, 2> table{{
+      {CopyMode::overlapped, "overlapped"}, {CopyMode::serialized, "serialized"}}};
+};
+
+// Variable-size samples in a batch: as they are, or padded to the longest.
+enum class BatchPadding { none, longest };
+template <> struct EnumNames<BatchPadding> {
+  static constexpr std::array<std::pair<BatchPadding, std::string_view>, 2> table{{
+      {BatchPadding::none, "none"}, {BatchPadding::longest, "longest"}}};
+};
+
+// A sample's element type after a stage: its size, and whether host arithmetic is fp16.
+enum class ElementType { uint8, fp32, fp16 };
+template <> struct EnumNames<ElementType> {
+  static constexpr std::array<std::pair<ElementType, std::string_view>, 3> table{{
+      {ElementType::uint8, "uint8"}, {ElementType::fp32, "fp32"}, {ElementType::fp16, "fp16"}}};
+};
+
 // What a stage turns a sample into. Unset fields keep the incoming value.
 struct StageOutput {
   std::optional<double> width, height, channels; // image shape after the stage
-  std::optional<std::string> dtype;              // uint8, fp32, fp16: element size and host fp16 cost
+  std::optional<ElementType> dtype;               // element size and host fp16 cost
   std::optional<Bytes> bytes;                     // a fixed size (e.g. a serialized record)
   std::optional<double> scale;                    // bytes multiplied by this (e.g. 0.25 after a crop)
 };
@@ -53,7 +82,7 @@ struct StageSpec {
 
 struct BatchingSpec {
   StageCost collate;               // core-seconds per batch: per_sample x n + per_byte x bytes
-  std::string padding = "none";    // none | longest: variable-size samples padded to the longest in the batch
+  BatchPadding padding = BatchPadding::none;
 };
 
 struct DeviceStageSpec {
@@ -63,7 +92,7 @@ struct DeviceStageSpec {
 };
 
 struct PipelineSpec {
-  std::string framework = "custom";
+  Framework framework = Framework::custom;
   long batch_size = 1;         // per accelerator
   int workers = 0;             // concurrent CPU workers per pipeline (0: the node's cores)
   int prefetch = 2;            // batches produced ahead per accelerator (0: on demand, no overlap)
@@ -72,8 +101,8 @@ struct PipelineSpec {
   bool pinned = true;               // pinned host buffers for the host-to-device copy
   // The host-to-device copy on its own stream, one batch ahead of the step (DALI; PyTorch with pin_memory and
   // non_blocking; tf.data prefetching to the device): default when pinned and prefetching. Else serialised.
-  bool overlap_copy = true;
-  std::string placement = "local";  // local | service
+  CopyMode copy = CopyMode::overlapped;
+  PipelinePlacement placement = PipelinePlacement::local;
   std::string service_node;         // name of the data-service node group
   bool coordinated_reads = false;   // service: every trainer of a round gets batches of similar size
   int shared_by_jobs = 1;           // service: jobs reading this preprocessed stream (they share its cost)

@@ -2,11 +2,12 @@
 
 namespace mlsim {
 
-double element_size(const std::string& dtype) {
-  if (dtype == "fp32")
-    return 4.0;
-  if (dtype == "fp16")
-    return 2.0;
+double element_size(ElementType dtype) {
+  switch (dtype) {
+  case ElementType::fp32: return 4.0;
+  case ElementType::fp16: return 2.0;
+  case ElementType::uint8: return 1.0;
+  }
   return 1.0;
 }
 
@@ -47,7 +48,7 @@ SampleTrace SampleFlow::trace(double stored_bytes) const {
   double bytes = stored_bytes;
   double width = dataset_.width.value_or(0.0), height = dataset_.height.value_or(0.0);
   double channels = dataset_.channels.value_or(1.0);
-  std::string dtype = "uint8";
+  ElementType dtype = ElementType::uint8;
   for (const auto& stage : pipeline_.stages) {
     double pixels = width * height;
     double cost = 0.0;
@@ -55,12 +56,12 @@ SampleTrace SampleFlow::trace(double stored_bytes) const {
       cost = stage.cost.for_sample(bytes, pixels).value();
       const StageOutput& o = stage.output;
       bool reshaped = o.width || o.height || o.channels || o.dtype;
-      if (o.dtype == std::string("fp16"))
+      if (o.dtype == ElementType::fp16)
         cost *= fp16_factor_;
       width = o.width.value_or(width);
       height = o.height.value_or(height);
       channels = o.channels.value_or(channels);
-      std::string before = dtype;
+      ElementType before = dtype;
       dtype = o.dtype.value_or(dtype);
       if (o.bytes)
         bytes = o.bytes->value();

@@ -56,6 +56,6 @@ private:
   double final_at0_ = 0, final_slope_ = 0;
 };
 
-double element_size(const std::string& dtype);
+double element_size(ElementType dtype);
 
 } // namespace mlsim

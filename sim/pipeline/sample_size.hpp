@@ -6,6 +6,7 @@
 // the same seed gives the same sizes.
 #pragma once
 
+#include "sim/core/base/named_enum.hpp"
 #include "sim/core/base/units.hpp"
 
 #include <random>
@@ -34,6 +35,12 @@ private:
   Bytes stddev_{0.0};
   std::vector<double> bin_sizes_;
   std::vector<double> bin_weights_;
+};
+template <> struct EnumNames<SampleSizeDistribution::Kind> {
+  static constexpr std::array<std::pair<SampleSizeDistribution::Kind, std::string_view>, 4> table{{
+      {SampleSizeDistribution::Kind::constant, "constant"}, {SampleSizeDistribution::Kind::normal, "normal"},
+      {SampleSizeDistribution::Kind::lognormal, "lognormal"},
+      {SampleSizeDistribution::Kind::histogram, "histogram"}}};
 };
 
 } // namespace mlsim

@@ -9,6 +9,7 @@
 // of the backward pass. Ops from `optimizer_begin` on wait for every bucket.
 #pragma once
 
+#include "sim/core/base/named_enum.hpp"
 #include "sim/core/base/units.hpp"
 
 #include <string>
@@ -17,6 +18,10 @@
 namespace mlsim {
 
 enum class OpPlacement { device, host };
+template <> struct EnumNames<OpPlacement> {
+  static constexpr std::array<std::pair<OpPlacement, std::string_view>, 2> table{{
+      {OpPlacement::device, "device"}, {OpPlacement::host, "host"}}};
+};
 
 struct PlannedOp {
   std::string name;          // "conv2_1/fwd"

@@ -14,7 +14,9 @@ namespace mlsim {
 namespace {
 // The copy is from page-locked memory only when the loader pins its batches (pin_memory) and the node allows it.
 bool pinned_copy(const JobContext& job, const NodeSpec& node) { return job.pipeline->pinned && node.pcie.pinned; }
-bool overlapped_copy(const JobContext& job, const NodeSpec& node) { return job.pipeline->overlap_copy && pinned_copy(job, node); }
+bool overlapped_copy(const JobContext& job, const NodeSpec& node) {
+  return job.pipeline->copy == CopyMode::overlapped && pinned_copy(job, node);
+}
 } // namespace
 
 void Trainer::start() {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "sim/core/base/errors.hpp"
+#include "sim/core/base/named_enum.hpp"
 #include "sim/core/base/units_parse.hpp"
 
 #include <yaml-cpp/yaml.h>
@@ -94,6 +95,22 @@ public:
   std::string get_string(const std::string& key, std::optional<std::string> fallback = std::nullopt) const;
   std::string get_choice(const std::string& key, const std::vector<std::string>& options,
                          std::optional<std::string> fallback = std::nullopt) const;
+  // A named choice (named_enum.hpp), with get_choice's message and "did you mean".
+  template <NamedEnum E> E get_enum(const std::string& key, std::optional<E> fallback = std::nullopt) const {
+    std::optional<std::string> fallback_name;
+    if (fallback)
+      fallback_name = to_string(*fallback);
+    return *enum_value<E>(get_choice(key, enum_names<E>(), fallback_name));
+  }
+  // This scalar as a named choice: "one of a, b, c", got the value as written.
+  template <NamedEnum E> E as_enum() const {
+    if (auto v = enum_value<E>(as_string()))
+      return *v;
+    std::string expected = "one of ";
+    for (const auto& [value, name] : EnumNames<E>::table)
+      expected += (value == EnumNames<E>::table.front().first ? "" : ", ") + std::string(name);
+    fail(expected, quoted());
+  }
   double get_number(const std::string& key, std::optional<double> fallback = std::nullopt,
                     double min = -1e300, double max = 1e300) const;
   long long get_integer(const std::string& key, std::optional<long long> fallback = std::nullopt,

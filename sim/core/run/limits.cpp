@@ -89,11 +89,11 @@ SimulationSize estimate_size(const Scenario& s) {
   const PipelineSpec& p = s.pipeline;
   const double nodes = s.simulated_trainer_nodes();
   double worker_cores = t.cpu.cores;
-  if (p.placement == "service")
+  if (p.placement == PipelinePlacement::service)
     if (const NodeSpec* svc = s.find_node(p.service_node))
       worker_cores = static_cast<double>(svc->cpu.cores) * svc->count;
   double workers = p.workers > 0 ? p.workers : worker_cores;
-  if (p.framework == "pytorch")
+  if (p.framework == Framework::pytorch)
     workers *= t.accelerator_count;
   double readers = p.whole_batch_workers ? 0 : workers;
   for (const auto& st : p.stages)
@@ -103,7 +103,7 @@ SimulationSize estimate_size(const Scenario& s) {
   z.readers = nodes * readers;
   z.accelerator_actors = nodes * t.accelerator_count * 3.0; // trainer, communicator, copier
   for (const auto& n : s.nodes) {
-    double instances = n.role == "trainer" && n.accelerator_count > 0 ? nodes : n.count;
+    double instances = n.role == NodeRole::trainer && n.accelerator_count > 0 ? nodes : n.count;
     z.hosts += instances * node_hosts(n);
     if (n.cpu.scheduling == CpuScheduling::per_core)
       z.core_actors += instances * n.cpu.cores;

@@ -29,7 +29,7 @@ namespace {
 
 // Cores and speed available to the pipeline workers of one trainer node.
 std::pair<double, double> worker_cores(const Scenario& sc) {
-  if (sc.pipeline.placement == "service") {
+  if (sc.pipeline.placement == PipelinePlacement::service) {
     const NodeSpec* svc = sc.find_node(sc.pipeline.service_node);
     return {static_cast<double>(svc->cpu.cores * svc->count), svc->cpu.core_speed};
   }
@@ -41,7 +41,7 @@ void stage_figures(const Scenario& sc, const SimulationOutput& out, RunMetrics& 
   const Recorder& rec = out.recorder;
   auto [cores, speed] = worker_cores(sc);
   int trainer_nodes = sc.trainer_node().count;
-  double service_share = sc.pipeline.placement == "service" ? 1.0 / trainer_nodes : 1.0;
+  double service_share = sc.pipeline.placement == PipelinePlacement::service ? 1.0 / trainer_nodes : 1.0;
   double concurrency = std::min(static_cast<double>(out.workers_per_node), cores * service_share) * speed;
   double total_core_seconds = 0;
   for (const auto& st : sc.pipeline.stages)
@@ -60,7 +60,7 @@ void stage_figures(const Scenario& sc, const SimulationOutput& out, RunMetrics& 
       double cap_bps;
       if (ram_bytes > storage_bytes) {
         cap_bps = t.ram.bandwidth.value();
-      } else if (sc.dataset.location == "remote") {
+      } else if (sc.dataset.location == DataLocation::remote) {
         cap_bps = std::min({sc.storage.bandwidth.value() / trainer_nodes, sc.storage.random_read_iops / trainer_nodes * mean_size,
                             t.nic.bandwidth.value()});
       } else {
@@ -181,9 +181,9 @@ void transfer_chain(const Scenario& sc, const SimulationOutput& out, RunMetrics&
         m.transfer_chain.push_back({shown.empty() ? l.name : shown, l.kind, l.capacity, std::min(1.0, util)});
       }
   };
-  if (sc.dataset.location == "remote")
+  if (sc.dataset.location == DataLocation::remote)
     add_link("storage.egress", "");
-  if (sc.dataset.location == "local") {
+  if (sc.dataset.location == DataLocation::local) {
     for (const auto& d : t.disks)
       if (d.name == sc.dataset.disk) {
         double cap = d.throughput_for_files(sc.dataset.sample_size.mean()).value();
@@ -191,7 +191,7 @@ void transfer_chain(const Scenario& sc, const SimulationOutput& out, RunMetrics&
         m.transfer_chain.push_back({node0 + "." + d.name, "disk", cap, T > 0 ? std::min(1.0, bytes / (cap * T)) : 0});
       }
   }
-  if (sc.dataset.location == "remote" || sc.pipeline.placement == "service")
+  if (sc.dataset.location == DataLocation::remote || sc.pipeline.placement == PipelinePlacement::service)
     add_link(node0 + ".nic", "");
   double ram_bytes = rec.counter(pipeline_counters::read_ram_bytes()) / nodes;
   if (ram_bytes > 0 || !t.pcie.pinned) {
@@ -348,7 +348,7 @@ RunMetrics compute_metrics(const Scenario& sc, const SimulationOutput& out) {
   m.dataset_samples = static_cast<double>(sc.dataset.samples);
   // A data service whose one preprocessed stream feeds several identical jobs is paid by all of them.
   for (const auto& node : sc.nodes) {
-    bool shared = sc.pipeline.placement == "service" && node.name == sc.pipeline.service_node;
+    bool shared = sc.pipeline.placement == PipelinePlacement::service && node.name == sc.pipeline.service_node;
     m.cost_per_hour += node.price.value() * 3600.0 * node.count / (shared ? sc.pipeline.shared_by_jobs : 1);
   }
   op_figures(out, m);

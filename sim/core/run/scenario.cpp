@@ -24,9 +24,9 @@ DatasetSpec parse_dataset(const ConfigNode& node, const Scenario& s) {
     d.height = img.get_number("height", std::nullopt, 1);
     d.channels = img.get_number("channels", 3.0, 1);
   }
-  d.location = node.get_choice("location", {"local", "remote", "ram"}, "local");
+  d.location = node.get_enum<DataLocation>("location", DataLocation::local);
   d.page_cache = node.get_bool("page_cache", true);
-  if (d.location == "local") {
+  if (d.location == DataLocation::local) {
     const NodeSpec& trainer = s.trainer_node();
     if (trainer.disks.empty())
       node.child("location").fail("a trainer node with a disk for a local dataset", "'local' but node '" +
@@ -37,7 +37,7 @@ DatasetSpec parse_dataset(const ConfigNode& node, const Scenario& s) {
       found = found || disk.name == d.disk;
     if (!found)
       node.child("disk").fail("the name of a disk of node '" + trainer.name + "'", node.child("disk").quoted());
-  } else if (d.location == "remote" && !s.storage.present) {
+  } else if (d.location == DataLocation::remote && !s.storage.present) {
     node.child("location").fail("hardware.storage to be set for a remote dataset", "'remote' without it");
   }
   return d;
@@ -70,7 +70,7 @@ void require_nics(const std::vector<ConfigNode>& node_items, const Scenario& s) 
   int nodes = 0;
   for (const auto& n : s.nodes)
     nodes += n.count;
-  if (nodes <= 1 && s.dataset.location != "remote")
+  if (nodes <= 1 && s.dataset.location != DataLocation::remote)
     return;
   for (size_t i = 0; i < s.nodes.size(); ++i)
     if (!s.nodes[i].nic.present)
@@ -81,7 +81,7 @@ void require_nics(const std::vector<ConfigNode>& node_items, const Scenario& s) 
 
 const NodeSpec& Scenario::trainer_node() const {
   for (const auto& n : nodes)
-    if (n.role == "trainer" && n.accelerator_count > 0)
+    if (n.role == NodeRole::trainer && n.accelerator_count > 0)
       return n;
   throw InternalError("scenario without a trainer node");
 }
@@ -109,15 +109,16 @@ JobContext Scenario::job_context() const {
 int Scenario::total_accelerators() const {
   int total = 0;
   for (const auto& n : nodes)
-    if (n.role == "trainer")
+    if (n.role == NodeRole::trainer)
       total += n.count * n.accelerator_count;
   return total;
 }
 
 int Scenario::simulated_trainer_nodes() const {
   const NodeSpec& t = trainer_node();
-  bool foldable = run.replica_folding && t.count > kFoldAbove && pipeline.placement != "service" &&
-                  (distribution.algorithm == "ring" || distribution.algorithm == "hierarchical");
+  bool foldable = run.replica_folding && t.count > kFoldAbove && pipeline.placement != PipelinePlacement::service &&
+                  (distribution.algorithm == CollectiveAlgorithm::ring ||
+                   distribution.algorithm == CollectiveAlgorithm::hierarchical);
   return foldable ? 2 : t.count;
 }
 
@@ -143,7 +144,7 @@ Scenario parse_scenario(const ConfigNode& root) {
   }
   int trainer_groups = 0;
   for (const auto& n : s.nodes)
-    trainer_groups += n.role == "trainer" && n.accelerator_count > 0;
+    trainer_groups += n.role == NodeRole::trainer && n.accelerator_count > 0;
   if (trainer_groups != 1)
     hw.child("nodes").fail("exactly one node group with accelerators (role: trainer)",
                            std::to_string(trainer_groups));
@@ -155,15 +156,15 @@ Scenario parse_scenario(const ConfigNode& root) {
   s.dataset = parse_dataset(root.required("dataset"), s);
   const NodeSpec& trainer = s.trainer_node();
   s.pipeline = parse_pipeline(root.required("pipeline"), trainer.cpu);
-  if (s.pipeline.placement == "service") {
+  if (s.pipeline.placement == PipelinePlacement::service) {
     const NodeSpec* svc = s.find_node(s.pipeline.service_node);
-    if (!svc || svc->role != "data_service")
+    if (!svc || svc->role != NodeRole::data_service)
       root.child("pipeline").child("service").child("node").fail("the name of a node with role: data_service",
                                                                "'" + s.pipeline.service_node + "'");
   }
   check_memory_stages(root.child("pipeline"), s);
   require_nics(node_items, s);
-  if (s.pipeline.placement == "service" && s.dataset.location == "local")
+  if (s.pipeline.placement == PipelinePlacement::service && s.dataset.location == DataLocation::local)
     root.child("dataset").child("location").fail(
         "remote or ram when the pipeline runs in a data service (its workers cannot read a trainer's disk)",
         "'local'");
@@ -182,7 +183,7 @@ Scenario parse_scenario(const ConfigNode& root) {
   s.batch_size_where = root.child("pipeline").child("batch_size").where();
   if (ConfigNode dist = root.child("distribution"); dist.defined()) {
     dist.allow_only({"algorithm"});
-    s.distribution.algorithm = dist.get_choice("algorithm", {"ring", "tree", "hierarchical", "parameter_server"}, "ring");
+    s.distribution.algorithm = dist.get_enum<CollectiveAlgorithm>("algorithm", CollectiveAlgorithm::ring);
   }
   ConfigNode run = root.required("run");
   run.allow_only({"steps", "warmup_steps", "seed", "replica_folding", "pipeline_stops_after_last_batch", "fast_forward",

@@ -42,7 +42,7 @@ SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& opt
   CollectiveGroup group;
   group.platform = &platform;
   group.recorder = &rec;
-  group.algorithm = collective_algorithm(scenario.distribution.algorithm);
+  group.algorithm = scenario.distribution.algorithm;
   for (auto& node : nodes)
     for (auto* gpu : node.accelerators)
       group.ranks.push_back(gpu);

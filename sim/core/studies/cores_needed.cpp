@@ -12,10 +12,10 @@ namespace mlsim {
 CoresNeeded find_cores_needed(const std::string& file, const std::vector<std::string>& overrides,
                               const Scenario& sc, const RunMetrics& base, int max_factor) {
   CoresNeeded r;
-  bool service = sc.pipeline.placement == "service";
+  bool service = sc.pipeline.placement == PipelinePlacement::service;
   size_t group = 0;
   for (size_t i = 0; i < sc.nodes.size(); ++i)
-    if (service ? sc.nodes[i].name == sc.pipeline.service_node : (sc.nodes[i].role == "trainer" &&
+    if (service ? sc.nodes[i].name == sc.pipeline.service_node : (sc.nodes[i].role == NodeRole::trainer &&
                                                                   sc.nodes[i].accelerator_count > 0))
       group = i;
   const NodeSpec& node = sc.nodes[group];

@@ -35,7 +35,7 @@ size_t node_index(const Scenario& s, const std::string& name) {
 void input_candidates(const Scenario& s, const ConfigNode& root, std::vector<Candidate>& out) {
   const PipelineSpec& p = s.pipeline;
   // The CPUs that run the pipeline: the trainer nodes', or the data service's.
-  size_t cpu_node = node_index(s, p.placement == "service" ? p.service_node : s.trainer_node().name);
+  size_t cpu_node = node_index(s, p.placement == PipelinePlacement::service ? p.service_node : s.trainer_node().name);
   int cores = s.nodes[cpu_node].cpu.cores;
   out.push_back({fmt::format("+{} cores per node ({} -> {})", cores, cores, 2 * cores),
                  {fmt::format("hardware.nodes.{}.cpu.cores={}", cpu_node, 2 * cores)}});
@@ -99,17 +99,17 @@ void input_candidates(const Scenario& s, const ConfigNode& root, std::vector<Can
   const DatasetSpec& d = s.dataset;
   double dataset_bytes = static_cast<double>(d.samples) * d.sample_size.mean().value();
   double cache = s.trainer_node().ram.page_cache_capacity().value();
-  if (d.location != "ram" && dataset_bytes <= cache)
+  if (d.location != DataLocation::ram && dataset_bytes <= cache)
     out.push_back({fmt::format("dataset cached in RAM ({} fits the page cache)", format_bytes(Bytes(dataset_bytes))),
                    {"dataset.location=ram"}});
-  if (d.location == "local") {
+  if (d.location == DataLocation::local) {
     size_t t = node_index(s, s.trainer_node().name);
     const auto& disks = s.trainer_node().disks;
     for (size_t k = 0; k < disks.size(); ++k)
-      if (disks[k].name == d.disk && disks[k].kind != "nvme")
-        out.push_back({fmt::format("faster storage: disk '{}' {} -> nvme", d.disk, disks[k].kind),
+      if (disks[k].name == d.disk && disks[k].kind != DiskKind::nvme)
+        out.push_back({fmt::format("faster storage: disk '{}' {} -> nvme", d.disk, to_string(disks[k].kind)),
                        {fmt::format("hardware.nodes.{}.disks.{}={{name: {}, preset: nvme}}", t, k, d.disk)}});
-  } else if (d.location == "remote") {
+  } else if (d.location == DataLocation::remote) {
     out.push_back({fmt::format("storage bandwidth x2 ({} -> {})", format_rate(s.storage.bandwidth),
                                format_rate(s.storage.bandwidth * 2.0)),
                    {fmt::format("hardware.storage.bandwidth={} B/s", s.storage.bandwidth.value() * 2)}});

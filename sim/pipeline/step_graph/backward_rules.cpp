@@ -5,16 +5,6 @@
 
 namespace mlsim {
 
-std::string to_string(Optimizer o) {
-  switch (o) {
-  case Optimizer::sgd: return "sgd";
-  case Optimizer::momentum: return "momentum";
-  case Optimizer::rmsprop: return "rmsprop";
-  case Optimizer::adam: return "adam";
-  }
-  return "?";
-}
-
 int optimizer_state_tensors(Optimizer o) {
   switch (o) {
   case Optimizer::sgd: return 0;

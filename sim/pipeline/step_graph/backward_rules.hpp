@@ -21,7 +21,11 @@
 namespace mlsim {
 
 enum class Optimizer { sgd, momentum, rmsprop, adam };
-std::string to_string(Optimizer o);
+template <> struct EnumNames<Optimizer> {
+  static constexpr std::array<std::pair<Optimizer, std::string_view>, 4> table{{
+      {Optimizer::sgd, "sgd"}, {Optimizer::momentum, "momentum"}, {Optimizer::rmsprop, "rmsprop"},
+      {Optimizer::adam, "adam"}}};
+};
 int optimizer_state_tensors(Optimizer o);
 
 // An op after which a group of weight gradients is complete.

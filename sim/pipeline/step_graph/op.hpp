@@ -33,6 +33,11 @@ enum class PrecisionClass {
   follow_input, // elementwise, pooling, concat: computes in its input's dtype
   needs_fp32,   // softmax, norms, loss, reductions: fp32 under mixed precision
 };
+template <> struct EnumNames<PrecisionClass> {
+  static constexpr std::array<std::pair<PrecisionClass, std::string_view>, 3> table{{
+      {PrecisionClass::matrix, "matrix"}, {PrecisionClass::follow_input, "follow_input"},
+      {PrecisionClass::needs_fp32, "needs_fp32"}}};
+};
 
 struct Op {
   std::string name;  // "conv2/fwd"

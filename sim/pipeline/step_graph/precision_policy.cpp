@@ -5,17 +5,6 @@
 
 namespace mlsim {
 
-std::string to_string(PrecisionPolicy p) {
-  switch (p) {
-  case PrecisionPolicy::fp32: return "fp32";
-  case PrecisionPolicy::tf32: return "tf32";
-  case PrecisionPolicy::fp16: return "fp16";
-  case PrecisionPolicy::mixed_fp16: return "mixed_fp16";
-  case PrecisionPolicy::mixed_bf16: return "mixed_bf16";
-  }
-  return "?";
-}
-
 DType master_dtype(PrecisionPolicy p) { return p == PrecisionPolicy::fp16 ? DType::fp16 : DType::fp32; }
 
 bool keeps_16bit_weight_copies(PrecisionPolicy p) {

@@ -23,7 +23,11 @@
 namespace mlsim {
 
 enum class PrecisionPolicy { fp32, tf32, fp16, mixed_fp16, mixed_bf16 };
-std::string to_string(PrecisionPolicy p);
+template <> struct EnumNames<PrecisionPolicy> {
+  static constexpr std::array<std::pair<PrecisionPolicy, std::string_view>, 5> table{{
+      {PrecisionPolicy::fp32, "fp32"}, {PrecisionPolicy::tf32, "tf32"}, {PrecisionPolicy::fp16, "fp16"},
+      {PrecisionPolicy::mixed_fp16, "mixed_fp16"}, {PrecisionPolicy::mixed_bf16, "mixed_bf16"}}};
+};
 // The dtype weights are kept (and updated) in: fp16 for pure fp16, else fp32.
 DType master_dtype(PrecisionPolicy p);
 // The dtype of the weight gradients that are all-reduced (the master dtype).

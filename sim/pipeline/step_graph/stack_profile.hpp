@@ -21,8 +21,16 @@
 namespace mlsim {
 
 enum class SixteenBitPath { native, vector, fp32_with_casts };
+template <> struct EnumNames<SixteenBitPath> {
+  static constexpr std::array<std::pair<SixteenBitPath, std::string_view>, 3> table{{
+      {SixteenBitPath::native, "native"}, {SixteenBitPath::vector, "vector"},
+      {SixteenBitPath::fp32_with_casts, "fp32_with_casts"}}};
+};
 enum class FusionPolicy { none, xla, torch_compile };
-std::string to_string(FusionPolicy p);
+template <> struct EnumNames<FusionPolicy> {
+  static constexpr std::array<std::pair<FusionPolicy, std::string_view>, 3> table{{
+      {FusionPolicy::none, "none"}, {FusionPolicy::xla, "xla"}, {FusionPolicy::torch_compile, "torch_compile"}}};
+};
 
 struct StackProfile {
   std::string name = "native";

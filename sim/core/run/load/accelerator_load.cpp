@@ -10,15 +10,6 @@
 
 namespace mlsim {
 
-DType parse_dtype(const ConfigNode& node) {
-  std::string s = node.as_string();
-  if (s == "fp32") return DType::fp32;
-  if (s == "tf32") return DType::tf32;
-  if (s == "fp16") return DType::fp16;
-  if (s == "bf16") return DType::bf16;
-  node.fail("one of fp32, tf32, fp16, bf16", node.quoted());
-}
-
 namespace {
 const std::vector<std::string> kDimNames{"batch", "m", "n", "k", "in_channels", "out_channels"};
 const std::vector<std::string> kOpKinds{"matmul", "conv", "elementwise", "reduction", "cast", "copy", "collective"};
@@ -30,7 +21,7 @@ std::map<DType, FlopsPerSec> parse_peaks(const ConfigNode& node) {
   node.allow_only({"fp32", "tf32", "fp16", "bf16"});
   for (const auto& key : node.keys()) {
     ConfigNode c = node.child(key);
-    peaks[parse_dtype(ConfigNode(YAML::Node(key), c.path(), nullptr))] = node.get_quantity<FlopsPerSec>(key);
+    peaks[ConfigNode(YAML::Node(key), c.path(), nullptr).as_enum<DType>()] = node.get_quantity<FlopsPerSec>(key);
   }
   return peaks;
 }
@@ -72,7 +63,7 @@ std::map<DType, double> parse_fractions(const ConfigNode& node) {
     return out;
   node.allow_only({"fp32", "tf32", "fp16", "bf16"});
   for (const auto& key : node.keys())
-    out[parse_dtype(ConfigNode(YAML::Node(key), node.child(key).path(), nullptr))] =
+    out[ConfigNode(YAML::Node(key), node.child(key).path(), nullptr).as_enum<DType>()] =
         node.get_number(key, std::nullopt, 0.01, 1.0);
   return out;
 }

@@ -34,8 +34,7 @@ LayerSpec parse_layer(const ConfigNode& node, size_t index) {
   node.allow_only(allowed);
   l.name = node.get_string("name", l.type + "_" + std::to_string(index));
   l.inputs = input_names(node.child("inputs"));
-  l.placement = node.get_choice("placement", {"device", "host"}, "device") == "host" ? OpPlacement::host
-                                                                                     : OpPlacement::device;
+  l.placement = node.get_enum<OpPlacement>("placement", OpPlacement::device);
   l.filters = node.get_integer("filters", l.type.starts_with("conv") ? std::nullopt : std::optional<long long>(0), 1);
   l.units = node.get_integer("units", l.type == "dense" ? std::nullopt : std::optional<long long>(0), 1);
   l.kernel = static_cast<int>(node.get_integer("kernel", l.type.starts_with("conv") ? std::nullopt
@@ -80,15 +79,11 @@ ExplicitOp parse_explicit_op(const ConfigNode& node, size_t index) {
   op.out_elements = node.get_quantity<Bytes>("bytes_written", Bytes(0.0), false).value() / 4.0;
   op.owned_parameters = node.get_number("parameters", 0.0, 0.0);
   op.param_elements = op.owned_parameters;
-  std::string pc = node.get_choice("precision", {"matrix", "follow_input", "needs_fp32"},
-                                   is_matrix_kind(op.kind)         ? "matrix"
-                                   : op.kind == OpKind::reduction ? "needs_fp32"
-                                                                  : "follow_input");
-  op.precision_class = pc == "matrix"         ? PrecisionClass::matrix
-                       : pc == "needs_fp32" ? PrecisionClass::needs_fp32
-                                            : PrecisionClass::follow_input;
-  op.placement = node.get_choice("placement", {"device", "host"}, "device") == "host" ? OpPlacement::host
-                                                                                     : OpPlacement::device;
+  op.precision_class = node.get_enum<PrecisionClass>("precision", is_matrix_kind(op.kind) ? PrecisionClass::matrix
+                                                                 : op.kind == OpKind::reduction
+                                                                     ? PrecisionClass::needs_fp32
+                                                                     : PrecisionClass::follow_input);
+  op.placement = node.get_enum<OpPlacement>("placement", OpPlacement::device);
   if (ConfigNode dims = node.child("dims"); dims.defined()) {
     dims.allow_only({"m", "n", "k", "in_channels", "out_channels"});
     for (const auto& k : dims.keys())
@@ -96,23 +91,6 @@ ExplicitOp parse_explicit_op(const ConfigNode& node, size_t index) {
   }
   e.inputs = input_names(node.child("inputs"));
   return e;
-}
-
-PrecisionPolicy parse_precision(const ConfigNode& node) {
-  std::string s = node.as_string();
-  for (auto p : {PrecisionPolicy::fp32, PrecisionPolicy::tf32, PrecisionPolicy::fp16, PrecisionPolicy::mixed_fp16,
-                 PrecisionPolicy::mixed_bf16})
-    if (to_string(p) == s)
-      return p;
-  node.fail("one of fp32, tf32, fp16, mixed_fp16, mixed_bf16", node.quoted());
-}
-
-Optimizer parse_optimizer(const ConfigNode& node) {
-  std::string s = node.as_string();
-  for (auto o : {Optimizer::sgd, Optimizer::momentum, Optimizer::rmsprop, Optimizer::adam})
-    if (to_string(o) == s)
-      return o;
-  node.fail("one of sgd, momentum, rmsprop, adam", node.quoted());
 }
 
 StackProfile parse_stack(const ConfigNode& user) {
@@ -123,16 +101,11 @@ StackProfile parse_stack(const ConfigNode& user) {
                                                     : node.get_string("preset", "inline stack"));
   s.source = node.get_string("source", "");
   s.tf32 = node.get_bool("tf32", true);
-  std::string fusion = node.get_choice("fusion", {"none", "xla", "torch_compile"}, std::string("none"));
-  s.fusion = fusion == "xla" ? FusionPolicy::xla : fusion == "torch_compile" ? FusionPolicy::torch_compile
-                                                                             : FusionPolicy::none;
+  s.fusion = node.get_enum<FusionPolicy>("fusion", FusionPolicy::none);
   if (ConfigNode paths = node.child("sixteen_bit"); paths.defined()) {
     paths.allow_only({"matmul", "conv", "elementwise", "reduction", "copy"});
     for (const auto& kind : paths.keys()) {
-      std::string p = paths.get_choice(kind, {"native", "vector", "fp32_with_casts"});
-      s.sixteen_bit[op_kind_from_string(kind)] = p == "native"   ? SixteenBitPath::native
-                                                 : p == "vector" ? SixteenBitPath::vector
-                                                                 : SixteenBitPath::fp32_with_casts;
+      s.sixteen_bit[op_kind_from_string(kind)] = paths.get_enum<SixteenBitPath>(kind);
     }
   }
   return s;

@@ -38,8 +38,7 @@ CpuSpec parse_cpu(const ConfigNode& node) {
   if (!(c.all_cores_efficiency > 0.0)) // (0, 1]: zero would stop every core
     node.child("all_cores_efficiency").fail("a number in (0, 1]", node.child("all_cores_efficiency").quoted());
   c.core_flops = node.get_quantity<FlopsPerSec>("core_flops", FlopsPerSec(32e9));
-  c.scheduling = node.get_choice("scheduler", {"per_core", "fair"}, "per_core") == "fair" ? CpuScheduling::fair
-                                                                                      : CpuScheduling::per_core;
+  c.scheduling = node.get_enum<CpuScheduling>("scheduler", CpuScheduling::per_core);
   c.balance_delay = node.get_quantity<Seconds>("balance_delay", Seconds(4e-3), false);
   if (ConfigNode costs = node.child("stage_costs"); costs.defined())
     for (const auto& k : costs.keys())
@@ -62,7 +61,7 @@ DiskSpec parse_disk(const ConfigNode& node) {
   node.allow_only({"preset", "name", "source", "kind", "sequential_read", "random_read_iops", "latency", "measured"});
   DiskSpec d;
   d.name = node.get_string("name", node.has("preset") ? node.get_string("preset") : "disk");
-  d.kind = node.get_choice("kind", {"hdd", "sata-ssd", "nvme", "network"}, "sata-ssd");
+  d.kind = node.get_enum<DiskKind>("kind", DiskKind::sata_ssd);
   d.sequential_read = node.get_quantity<BytesPerSec>("sequential_read");
   d.random_read_iops = node.get_number("random_read_iops", std::nullopt, 1e-3);
   d.latency = node.get_quantity<Seconds>("latency", Seconds(0.0), false);
@@ -99,7 +98,7 @@ NvlinkSpec parse_nvlink(const ConfigNode& node) {
     return n;
   node.allow_only({"preset", "name", "source", "topology", "bandwidth", "latency"});
   n.name = node.get_string("name", node.has("preset") ? node.get_string("preset") : "nvlink");
-  n.topology = node.get_choice("topology", {"switch", "none"}, "switch");
+  n.topology = node.get_enum<NvlinkTopology>("topology", NvlinkTopology::nvswitch);
   if (n.present())
     n.bandwidth = node.get_quantity<BytesPerSec>("bandwidth");
   n.latency = node.get_quantity<Seconds>("latency", Seconds(1e-6), false);
@@ -111,7 +110,7 @@ NodeSpec parse_node(const ConfigNode& node, size_t index) {
   NodeSpec n;
   n.name = node.get_string("name", "node" + std::to_string(index));
   n.count = static_cast<int>(node.get_integer("count", 1, 1, 100000));
-  n.role = node.get_choice("role", {"trainer", "data_service"}, "trainer");
+  n.role = node.get_enum<NodeRole>("role", NodeRole::trainer);
   n.price = node.get_quantity<DollarsPerSec>("price", DollarsPerSec(0.0), false);
   n.cpu = parse_cpu(resolve_preset(node.required("cpu"), "cpus", "cpu"));
   n.ram = parse_ram(resolve_preset(node.required("ram"), "ram", "ram"));
@@ -139,7 +138,7 @@ NodeSpec parse_node(const ConfigNode& node, size_t index) {
   } else if (node.has("pcie")) {
     n.pcie = parse_pcie(resolve_preset(node.child("pcie"), "pcie", "pcie"));
   }
-  if (n.role == "data_service" && n.accelerator_count > 0)
+  if (n.role == NodeRole::data_service && n.accelerator_count > 0)
     node.child("accelerators").fail("no accelerators on a data_service node", "some");
   return n;
 }

@@ -17,7 +17,6 @@ NodeSpec parse_node(const ConfigNode& node, size_t index);
 StorageSpec parse_storage(const ConfigNode& node);
 
 // The parts of a node, each after preset resolution.
-DType parse_dtype(const ConfigNode& node);
 AcceleratorSpec parse_accelerator(const ConfigNode& node);
 // An accelerator's `kernels:` section (absent: no tile model, full fractions).
 KernelParams parse_kernel_params(const ConfigNode& node);

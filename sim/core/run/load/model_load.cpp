@@ -16,7 +16,7 @@ ModelSpec parse_roofline(const ConfigNode& node) {
   m.bytes_per_sample = node.get_quantity<Bytes>("bytes_per_sample", Bytes(0.0), false);
   m.parameters = node.get_number("parameters", 0.0, 0.0);
   if (node.has("dtype"))
-    m.dtype = parse_dtype(node.child("dtype"));
+    m.dtype = node.child("dtype").as_enum<DType>();
   return m;
 }
 
@@ -94,14 +94,14 @@ GraphModel parse_graph_model(const ConfigNode& node) {
   }
   m.name = node.get_string("name", m.name);
   if (node.has("precision"))
-    m.precision = parse_precision(node.child("precision"));
+    m.precision = node.child("precision").as_enum<PrecisionPolicy>();
   if (node.has("stack"))
     m.stack = parse_stack(node.child("stack"));
   if (node.has("optimizer"))
-    m.optimizer = parse_optimizer(node.child("optimizer"));
+    m.optimizer = node.child("optimizer").as_enum<Optimizer>();
   m.gradient_bucket = node.get_quantity<Bytes>("gradient_bucket", Bytes(25e6));
   if (node.has("input_dtype"))
-    m.input_dtype = parse_dtype(node.child("input_dtype"));
+    m.input_dtype = node.child("input_dtype").as_enum<DType>();
   return m;
 }
 

@@ -16,8 +16,6 @@ ModelSpec parse_model(const ConfigNode& node);
 GraphModel parse_graph_model(const ConfigNode& node);
 LayerSpec parse_layer(const ConfigNode& node, size_t index); // every key checked against its type
 ExplicitOp parse_explicit_op(const ConfigNode& node, size_t index);
-PrecisionPolicy parse_precision(const ConfigNode& node);
-Optimizer parse_optimizer(const ConfigNode& node);
 // `node` is the model's `stack` value: a preset name or an inline mapping.
 StackProfile parse_stack(const ConfigNode& node);
 // A named preset from stacks.yaml.

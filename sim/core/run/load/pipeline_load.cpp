@@ -9,7 +9,27 @@
 #include <vector>
 
 namespace mlsim {
+
+// A stage's `kind` as written: convert is a map whose output defaults to fp32 (pipeline_spec.hpp).
+enum class StageKindName { read, map, convert, shuffle, cache };
+template <> struct EnumNames<StageKindName> {
+  static constexpr std::array<std::pair<StageKindName, std::string_view>, 5> table{
+      {{StageKindName::read, "read"}, {StageKindName::map, "map"}, {StageKindName::convert, "convert"},
+       {StageKindName::shuffle, "shuffle"}, {StageKindName::cache, "cache"}}};
+};
+
 namespace {
+
+StageKind stage_kind(StageKindName k) {
+  switch (k) {
+  case StageKindName::read: return StageKind::read;
+  case StageKindName::shuffle: return StageKind::shuffle;
+  case StageKindName::cache: return StageKind::cache;
+  case StageKindName::map:
+  case StageKindName::convert: return StageKind::map;
+  }
+  return StageKind::map;
+}
 
 StageCost scaled(const StageCost& c, double k) { return {c.per_sample * k, c.per_byte * k, c.per_pixel * k}; }
 
@@ -53,7 +73,7 @@ StageOutput parse_output(const ConfigNode& node) {
   if (node.has("channels"))
     o.channels = node.get_number("channels", std::nullopt, 1);
   if (node.has("dtype"))
-    o.dtype = node.get_choice("dtype", {"uint8", "fp32", "fp16"});
+    o.dtype = node.get_enum<ElementType>("dtype");
   if (node.has("bytes"))
     o.bytes = node.get_quantity<Bytes>("bytes");
   if (node.has("scale"))
@@ -73,16 +93,17 @@ StageSpec parse_stage(const ConfigNode& node, const CpuSpec& cpu) {
   }
   node.allow_only({"name", "kind", "cost", "probability", "output", "parallelism", "buffer"});
   s.name = node.get_string("name");
-  std::string fallback_kind = s.name == "read" || s.name == "shuffle" || s.name == "cache" ? s.name : "map";
-  std::string kind = node.get_choice("kind", {"read", "map", "convert", "shuffle", "cache"}, fallback_kind);
-  s.kind = kind == "read" ? StageKind::read : kind == "shuffle" ? StageKind::shuffle
-         : kind == "cache" ? StageKind::cache : StageKind::map;
+  // A stage named read, shuffle or cache is of that kind unless it says otherwise.
+  StageKindName kind = node.get_enum<StageKindName>(
+      "kind", s.name == "read" || s.name == "shuffle" || s.name == "cache" ? *enum_value<StageKindName>(s.name)
+                                                                          : StageKindName::map);
+  s.kind = stage_kind(kind);
   // A stage applied with probability p (RandomHorizontalFlip) costs p x its cost on average; the
   // per-batch variance this hides is ignored.
   s.cost = scaled(parse_cost(node.child("cost"), cpu), node.get_number("probability", 1.0, 0.0, 1.0));
   s.output = parse_output(node.child("output"));
-  if (kind == "convert" && !s.output.dtype) // ToTensor: uint8 HWC -> float32 CHW, the same elements
-    s.output.dtype = "fp32";
+  if (kind == StageKindName::convert && !s.output.dtype) // ToTensor: uint8 HWC -> float32 CHW, the same elements
+    s.output.dtype = ElementType::fp32;
   s.parallelism = static_cast<int>(node.get_integer("parallelism", 0, 0, 100000));
   s.buffer_samples = node.get_integer("buffer", 0, 0);
   if (s.kind == StageKind::shuffle && s.buffer_samples == 0)
@@ -97,16 +118,16 @@ PipelineSpec parse_pipeline(const ConfigNode& node, const CpuSpec& cpu) {
                    "pin_memory", "copy", "placement", "service", "stages", "batch", "device_stage",
                    "framework_costs"});
   PipelineSpec p;
-  p.framework = node.get_choice("framework", {"tf.data", "pytorch", "keras-generator", "custom"}, "custom");
+  p.framework = node.get_enum<Framework>("framework", Framework::custom);
   p.batch_size = node.get_integer("batch_size", std::nullopt, 1, 10000000); // samples per accelerator
   // Framework defaults (documented in pipeline_spec.hpp); explicit keys win.
-  if (p.framework == "pytorch") {
+  if (p.framework == Framework::pytorch) {
     p.whole_batch_workers = true;
     p.workers = static_cast<int>(node.get_integer("workers", 4, 1, 100000));
     int factor = static_cast<int>(node.get_integer("prefetch_factor", 2, 1, 1000));
     p.prefetch = static_cast<int>(node.get_integer("prefetch", static_cast<long long>(factor) * p.workers, 0, 100000));
     p.pinned = node.get_bool("pin_memory", false);
-  } else if (p.framework == "keras-generator") {
+  } else if (p.framework == Framework::keras_generator) {
     p.whole_batch_workers = true;
     p.workers = static_cast<int>(node.get_integer("workers", 1, 1, 100000));
     p.prefetch = static_cast<int>(node.get_integer("prefetch", 0, 0, 100000));
@@ -119,20 +140,18 @@ PipelineSpec parse_pipeline(const ConfigNode& node, const CpuSpec& cpu) {
     p.pinned = node.get_bool("pin_memory", true);
   }
   // A non-blocking copy needs page-locked memory (a pageable one is synchronous) and a batch to copy ahead.
-  std::string copy = node.get_choice("copy", {"overlapped", "serialized"},
-                                     p.pinned && p.prefetch > 0 ? "overlapped" : "serialized");
-  if (copy == "overlapped" && !p.pinned)
+  p.copy = node.get_enum<CopyMode>("copy", p.pinned && p.prefetch > 0 ? CopyMode::overlapped : CopyMode::serialized);
+  if (p.copy == CopyMode::overlapped && !p.pinned)
     node.child("copy").fail("serialized when pin_memory is false (a pageable copy cannot overlap compute)",
                             "overlapped");
-  p.overlap_copy = copy == "overlapped";
   p.chunks_per_batch = static_cast<int>(node.get_integer("chunks_per_batch", 0, 0, 1 << 20));
-  p.placement = node.get_choice("placement", {"local", "service"}, "local");
+  p.placement = node.get_enum<PipelinePlacement>("placement", PipelinePlacement::local);
   if (ConfigNode svc = node.child("service"); svc.defined()) {
     svc.allow_only({"node", "coordinated_reads", "shared_by_jobs"});
     p.service_node = svc.get_string("node");
     p.coordinated_reads = svc.get_bool("coordinated_reads", false);
     p.shared_by_jobs = static_cast<int>(svc.get_integer("shared_by_jobs", 1, 1, 10000));
-  } else if (p.placement == "service") {
+  } else if (p.placement == PipelinePlacement::service) {
     node.missing("service", "{node: <data-service node name>}");
   }
   if (ConfigNode stages = node.child("stages"); stages.defined())
@@ -141,7 +160,7 @@ PipelineSpec parse_pipeline(const ConfigNode& node, const CpuSpec& cpu) {
   if (ConfigNode b = node.child("batch"); b.defined()) {
     b.allow_only({"collate", "padding"});
     p.batching.collate = parse_cost(b.child("collate"), cpu);
-    p.batching.padding = b.get_choice("padding", {"none", "longest"}, "none");
+    p.batching.padding = b.get_enum<BatchPadding>("padding", BatchPadding::none);
   }
   if (ConfigNode d = node.child("device_stage"); d.defined()) {
     d.allow_only({"name", "cost"});
@@ -153,7 +172,7 @@ PipelineSpec parse_pipeline(const ConfigNode& node, const CpuSpec& cpu) {
   return p;
 }
 
-FrameworkCosts parse_framework_costs(const ConfigNode& node, const std::string& framework) {
+FrameworkCosts parse_framework_costs(const ConfigNode& node, Framework framework) {
   FrameworkCosts c = default_framework_costs(framework);
   if (!node.defined())
     return c;
@@ -172,14 +191,14 @@ SampleSizeDistribution parse_sample_size(const ConfigNode& node) {
     return SampleSizeDistribution::constant(node.as_quantity<Bytes>());
   node.allow_only({"distribution", "size", "mean", "stddev", "bins", "file"});
   using Kind = SampleSizeDistribution::Kind;
-  std::string kind = node.get_choice("distribution", {"constant", "normal", "lognormal", "histogram"}, "constant");
-  if (kind == "constant")
+  Kind kind = node.get_enum<Kind>("distribution", Kind::constant);
+  if (kind == Kind::constant)
     return SampleSizeDistribution::constant(node.has("size") ? node.get_quantity<Bytes>("size")
                                                              : node.get_quantity<Bytes>("mean"));
-  if (kind == "normal" || kind == "lognormal") {
+  if (kind == Kind::normal || kind == Kind::lognormal) {
     Bytes mean = node.get_quantity<Bytes>("mean"); // checked before stddev
     Bytes stddev = node.get_quantity<Bytes>("stddev", Bytes(0.0), false);
-    return SampleSizeDistribution::spread(kind == "normal" ? Kind::normal : Kind::lognormal, mean, stddev);
+    return SampleSizeDistribution::spread(kind, mean, stddev);
   }
   std::vector<double> sizes, weights; // a histogram
   if (node.has("bins")) {

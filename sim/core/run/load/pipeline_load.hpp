@@ -16,7 +16,7 @@ namespace mlsim {
 PipelineSpec parse_pipeline(const ConfigNode& node, const CpuSpec& cpu);
 
 // `node` may be undefined (the defaults); explicit keys win.
-FrameworkCosts parse_framework_costs(const ConfigNode& node, const std::string& framework);
+FrameworkCosts parse_framework_costs(const ConfigNode& node, Framework framework);
 
 // `dataset.sample_size`: a size, or {distribution: constant | normal | lognormal | histogram, ...}.
 SampleSizeDistribution parse_sample_size(const ConfigNode& node);

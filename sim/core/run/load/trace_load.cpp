@@ -55,7 +55,7 @@ TraceModel parse_trace_model(const ConfigNode& node) {
     if (m.step.cpu_only)
       prec.fail("no precision what-if for a CPU-only trace (CPU op names do not say which device path they take)",
                 prec.quoted());
-    m.precision = parse_precision(prec);
+    m.precision = prec.as_enum<PrecisionPolicy>();
     std::string example;
     bool fp64 = false;
     double share = unknown_dtype_share(m.step, example, fp64);
