@@ -165,6 +165,14 @@ TEST(ConfigContract, InvalidUtf8IsRejectedAtLoadWithPosition) {
   EXPECT_EQ(m.rfind("--set name=a\xc3: name: in the value:1:2: expected UTF-8 text", 0), 0u) << m;
 }
 
+// yaml-cpp 0.7 reads a lone "," at the top level as an endless series of empty documents: the
+// loader hung on it (found by fuzzing). A scenario is one document; the second is the error.
+TEST(ConfigContract, StrayFlowIndicatorIsAnErrorNotAHang) {
+  EXPECT_EQ(error_of(","), "FILE:1:1: expected a single YAML document, got a second document");
+  std::string two = fixtures::base_scenario() + "---\nname: other\n";
+  EXPECT_EQ(error_of(two), "FILE:" + position_of(two, "---\nname: other") + ": expected a single YAML document, got a second document");
+}
+
 // RFC 3629 section 3/4 examples: overlong "/" (C0 AF), a surrogate (ED A0 80), above U+10FFFF (F4 90 80 80).
 TEST(ConfigContract, Utf8ValidatorFollowsRfc3629) {
   EXPECT_EQ(first_invalid_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), "");
