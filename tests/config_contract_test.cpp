@@ -102,6 +102,14 @@ TEST(ConfigContract, MappingCreatedByOverrideNamesIt) {
       << m;
 }
 
+// An unknown key that only an override made has no line in the file: the override is its place.
+TEST(ConfigContract, UnknownKeyMadeByAnOverrideNamesIt) {
+  std::string m = error_of(fixtures::base_scenario(), {"a.b.c=1"});
+  EXPECT_EQ(m.rfind("--set a.b.c=1: a: expected one of the keys ", 0), 0u) << m;
+  std::string nested = error_of(fixtures::base_scenario(), {"pipeline.bogus.x=1"});
+  EXPECT_EQ(nested.rfind("--set pipeline.bogus.x=1: pipeline.bogus: expected one of the keys ", 0), 0u) << nested;
+}
+
 // 1e308 GB is 1e317 bytes: not a double. It used to pass as infinity and then blame the absent ram.reserved.
 TEST(ConfigContract, QuantityBeyondDoubleIsItsOwnError) {
   std::string text = replaced(fixtures::base_scenario(), "size: 256 GiB", "size: 1e308 GB");
