@@ -105,24 +105,40 @@ std::vector<ConvPoint> run_conv_bench(int reps, bool quick, std::string& note) {
         p.spread = t.size() > 1 ? (t[(3 * t.size()) / 4] - t[t.size() / 4]) / (2 * p.seconds) : 0.0;
         out.push_back(p);
       };
+      // A direction cuDNN cannot run for this shape and dtype is skipped, and said so; the others still run.
+      auto attempt = [&](const char* op, auto&& run) {
+        try {
+          run();
+        } catch (const std::runtime_error& e) {
+          note += std::string(note.empty() ? "skipped: " : "; ") + op + " " + d.name + " C" + std::to_string(s.c) +
+                  " " + std::to_string(s.hw) + "px K" + std::to_string(s.k) + " " + std::to_string(s.rs) + "x" +
+                  std::to_string(s.rs) + " (" + e.what() + ")";
+        }
+      };
       int count = 0;
       size_t need = 0;
-      cudnnConvolutionFwdAlgoPerf_t fwd[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-      CK(cudnnGetConvolutionForwardAlgorithm_v7(h, xd, wd, cd, yd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, fwd));
-      auto fa = static_cast<cudnnConvolutionFwdAlgo_t>(pick(fwd, count, workspace_bytes, need));
-      measure("fwd", [&] { CK(cudnnConvolutionForward(h, &alpha, xd, x, wd, w, cd, fa, ws, need, &beta, yd, y)); });
-      cudnnConvolutionBwdDataAlgoPerf_t bd[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-      CK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, wd, yd, cd, xd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count,
-                                                     bd));
-      auto ba = static_cast<cudnnConvolutionBwdDataAlgo_t>(pick(bd, count, workspace_bytes, need));
-      measure("bwd_data",
-              [&] { CK(cudnnConvolutionBackwardData(h, &alpha, wd, w, yd, y, cd, ba, ws, need, &beta, xd, x)); });
-      cudnnConvolutionBwdFilterAlgoPerf_t bf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-      CK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, xd, yd, cd, wd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
-                                                       &count, bf));
-      auto fa2 = static_cast<cudnnConvolutionBwdFilterAlgo_t>(pick(bf, count, workspace_bytes, need));
-      measure("bwd_filter",
-              [&] { CK(cudnnConvolutionBackwardFilter(h, &alpha, xd, x, yd, y, cd, fa2, ws, need, &beta, wd, w)); });
+      attempt("fwd", [&] {
+        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        CK(cudnnGetConvolutionForwardAlgorithm_v7(h, xd, wd, cd, yd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf));
+        auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(pick(perf, count, workspace_bytes, need));
+        measure("fwd", [&] { CK(cudnnConvolutionForward(h, &alpha, xd, x, wd, w, cd, algo, ws, need, &beta, yd, y)); });
+      });
+      attempt("bwd_data", [&] {
+        cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+        CK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, wd, yd, cd, xd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                                                       &count, perf));
+        auto algo = static_cast<cudnnConvolutionBwdDataAlgo_t>(pick(perf, count, workspace_bytes, need));
+        measure("bwd_data",
+                [&] { CK(cudnnConvolutionBackwardData(h, &alpha, wd, w, yd, y, cd, algo, ws, need, &beta, xd, x)); });
+      });
+      attempt("bwd_filter", [&] {
+        cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+        CK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, xd, yd, cd, wd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+                                                         &count, perf));
+        auto algo = static_cast<cudnnConvolutionBwdFilterAlgo_t>(pick(perf, count, workspace_bytes, need));
+        measure("bwd_filter",
+                [&] { CK(cudnnConvolutionBackwardFilter(h, &alpha, xd, x, yd, y, cd, algo, ws, need, &beta, wd, w)); });
+      });
     }
   }
   cudnnDestroyConvolutionDescriptor(cd);

@@ -13,7 +13,8 @@
 // conv_bench_cudnn.cu (cuDNN found at configure time): cuDNN convolutions,
 //   forward, backward-data and backward-filter, over ResNet-50's shapes, fp32
 //   (FMA only), tf32 and fp16 (tensor-op math), NHWC, the algorithm cuDNN's
-//   heuristics rank first (as frameworks do without autotuning);
+//   heuristics rank first (as frameworks do without autotuning); a direction
+//   cuDNN cannot run for a shape is skipped and named in the note;
 //   conv_bench_nocudnn.cpp says "built without cuDNN" and measures none.
 // gpu_bench_nocuda.cpp (no toolkit) says "built without CUDA".
 // Ignores: multiple GPUs (device 0 only), clocks and power states, MIG.
