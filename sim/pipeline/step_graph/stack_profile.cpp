@@ -1,7 +1,0 @@
-#include "sim/pipeline/step_graph/stack_profile.hpp"
-
-
-
-namespace mlsim {
-
-} // namespace mlsim
