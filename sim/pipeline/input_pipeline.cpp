@@ -188,7 +188,7 @@ void InputPipeline::read_chunk(const Chunk& c, sg4::Host* where, uint32_t track)
     // Accesses and transfers of a chunk's files overlap (queued requests), each on its own resource.
     sg4::ExecPtr ops = sg4::this_actor::exec_init(n); // keep the pointer: start() returns a raw one
     ops->set_host(s_.platform->storage_ops())->start();
-    s_.platform->transfer(s_.platform->storage_host(), where, bytes)->wait();
+    s_.platform->transfer(s_.platform->storage_host(), where, Bytes(bytes))->wait();
     ops->wait();
     sg4::this_actor::sleep_for(n * s_.job->storage->latency.value());
   } else {
@@ -251,7 +251,7 @@ void InputPipeline::process_chunk(const Chunk& c, uint32_t track) {
   double total = std::accumulate(cost.begin(), cost.end(), 0.0);
   double t0 = sg4::Engine::get_clock();
   if (total > 0)
-    s_.platform->scheduler_of(sg4::this_actor::get_host()).run(total * kWorkPerSecond);
+    s_.platform->scheduler_of(sg4::this_actor::get_host()).run(Seconds(total));
   double t1 = sg4::Engine::get_clock();
   // The chunk ran as one exec; its span is split among the stages by their cost.
   double at = t0;
@@ -312,14 +312,14 @@ void InputPipeline::collate_and_deliver(long batch_id, uint32_t track) {
                     p.framework_costs.worker(b.bytes).value()) * shares;
   if (collate > 0) {
     double c0 = sg4::Engine::get_clock();
-    s_.platform->scheduler_of(sg4::this_actor::get_host()).run(collate * kWorkPerSecond);
+    s_.platform->scheduler_of(sg4::this_actor::get_host()).run(Seconds(collate));
     rec->span(track, rec->intern("collate"), rec->intern("input"), c0, sg4::Engine::get_clock());
     rec->add(pipeline_counters::collate_core_seconds(), collate);
   }
   sg4::Host* here = sg4::this_actor::get_host();
   if (here != s_.node->cpu) { // a data-service worker sends the batch to the trainer node
     double n0 = sg4::Engine::get_clock();
-    s_.platform->transfer(here, s_.node->cpu, b.bytes * shares)->wait();
+    s_.platform->transfer(here, s_.node->cpu, Bytes(b.bytes * shares))->wait();
     rec->span(track, rec->intern("send batch"), rec->intern("input"), n0, sg4::Engine::get_clock());
   }
   for (int g : gpus)

@@ -25,10 +25,9 @@ double machine_memory() {
 // Mappings the process needs besides actor stacks (libraries, heap arenas, SimGrid's own).
 constexpr long kOtherMappings = 8192;
 
-double node_hosts(const NodeSpec& n) {
-  double per_core = n.cpu.scheduling == CpuScheduling::per_core ? n.cpu.cores : 0;
-  return 2 + per_core + static_cast<double>(n.disks.size()) + n.accelerator_count;
-}
+// Hosts in the route table (platform.hpp): the node's CPU and its accelerators. Its cores, RAM bus and
+// disks only compute and are kept out of it.
+double node_hosts(const NodeSpec& n) { return 1.0 + n.accelerator_count; }
 
 // The index of a node group in hardware.nodes, for its keys.
 std::string node_key(const Scenario& s, const NodeSpec& n) {
@@ -80,7 +79,7 @@ long max_actors() {
       maps = v;
     std::fclose(f);
   }
-  return std::max(1000L, (maps - kOtherMappings) / 2);
+  return std::max(1000L, maps - kOtherMappings); // one mapping per actor stack (engine.hpp)
 }
 
 SimulationSize estimate_size(const Scenario& s) {
@@ -106,9 +105,9 @@ SimulationSize estimate_size(const Scenario& s) {
     double instances = n.role == "trainer" && n.accelerator_count > 0 ? nodes : n.count;
     z.hosts += instances * node_hosts(n);
     if (n.cpu.scheduling == CpuScheduling::per_core)
-      z.core_actors += instances * n.cpu.cores;
+      z.core_actors += instances; // one balancer per node (cpu_scheduler.hpp)
   }
-  z.hosts += s.storage.present ? 2 : 0;
+  z.hosts += s.storage.present ? 1 : 0;
   z.actors = nodes + z.workers + z.readers + z.accelerator_actors + z.core_actors;
   z.batch_samples = nodes * t.accelerator_count * (p.prefetch + 1.0) * static_cast<double>(p.batch_size);
   for (const auto& st : p.stages)
@@ -165,7 +164,7 @@ void check_simulable(const Scenario& s, const StepPlan& plan, const ConfigNode& 
     if (z.accelerator_actors > biggest)
       key = node_key(s, t) + ".accelerators.count";
     fail_at(root, key,
-            fmt::format("a scenario of at most {} simulated actors (two memory mappings each, under this machine's "
+            fmt::format("a scenario of at most {} simulated actors (a memory mapping each, under this machine's "
                         "vm.max_map_count)", actor_limit),
             fmt::format("{:.0f} actors ({:.0f} pipeline workers, {:.0f} readers, {:.0f} core balancers, {:.0f} per "
                         "accelerator)", z.actors, z.workers, z.readers, z.core_actors, z.accelerator_actors));
@@ -176,8 +175,8 @@ void check_simulable(const Scenario& s, const StepPlan& plan, const ConfigNode& 
       if (node_hosts(n) * n.count > node_hosts(*most) * most->count)
         most = &n;
     fail_at(root, node_key(s, *most) + (most->count > 1 ? ".count" : ".cpu.cores"),
-            fmt::format("a platform of at most {} simulated hosts (one per node, per core, per disk, per "
-                        "accelerator; the route table grows with their square)", kMaxHosts),
+            fmt::format("a platform of at most {} hosts that communicate (one per node and per accelerator; "
+                        "the route table grows with their square)", kMaxHosts),
             fmt::format("{:.0f} hosts", z.hosts));
   }
   if (z.batch_samples > kMaxBufferedSamples) {

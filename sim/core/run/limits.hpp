@@ -1,17 +1,17 @@
 // What one process can simulate, checked when a scenario is loaded (so `check`
 // rejects what `run` would, and before any engine starts) with the key to change.
 //
-//   actors            <= max_actors() = (vm.max_map_count - 8192) / 2: every SimGrid actor
-//                     has its own stack and guard page (two memory mappings) and SimGrid
-//                     aborts when the kernel refuses one (~32k actors at the default 65530;
-//                     `sysctl -w vm.max_map_count=...` raises the limit).
+//   actors            <= max_actors() = vm.max_map_count - 8192: every SimGrid actor
+//                     has its own stack, one memory mapping (no guard page, engine.hpp), and
+//                     SimGrid aborts when the kernel refuses one (~57k actors at the default
+//                     65530; `sysctl -w vm.max_map_count=...` raises the limit).
 //                     Per simulated trainer node: 1 dispatcher + readers + workers;
-//                     per accelerator: a trainer, a communicator, a copier; per core of every
-//                     node: at most one balancing actor (per_core scheduler).
-//   hosts             <= kMaxHosts: the platform is one full zone, which keeps a route
-//                     slot for every pair of hosts (hosts^2 x 8 bytes: 800 MB at 10,000).
-//                     Per node instance: its CPU, one per core (per_core), its RAM bus,
-//                     one per disk, one per accelerator.
+//                     per accelerator: a trainer, a communicator, a copier; per node: one
+//                     balancing actor (per_core scheduler).
+//   hosts             <= kMaxHosts: hosts that communicate are one full zone, which keeps a
+//                     route slot for every pair (hosts^2 x 8 bytes: 800 MB at 10,000).
+//                     Per node instance: its CPU and one per accelerator (cores, RAM and
+//                     disks are in a zone without routes).
 //   buffered samples  <= kMaxBufferedSamples: sizes drawn for every batch in flight
 //                     ((prefetch + 1) x batch_size per accelerator) and a shuffle buffer's fill.
 //   memory estimate   <= half of this machine's RAM: route table + actor stacks + samples
