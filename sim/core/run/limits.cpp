@@ -104,6 +104,8 @@ SimulationSize estimate_size(const Scenario& s) {
   for (const auto& n : s.nodes) {
     double instances = n.role == "trainer" && n.accelerator_count > 0 ? nodes : n.count;
     z.hosts += instances * node_hosts(n);
+    const double cores = n.cpu.scheduling == CpuScheduling::per_core ? n.cpu.cores : 0;
+    z.compute_hosts += instances * (cores + 1.0 + static_cast<double>(n.disks.size()));
     if (n.cpu.scheduling == CpuScheduling::per_core)
       z.core_actors += instances; // one balancer per node (cpu_scheduler.hpp)
   }
@@ -143,8 +145,14 @@ void check_simulable(const Scenario& s, const StepPlan& plan, const ConfigNode& 
   const NodeSpec& t = s.trainer_node();
   const long actor_limit = max_actors();
   if (z.actors > static_cast<double>(actor_limit)) {
-    // Name the largest contributor's key.
+    // Name the largest contributor's key. Workers not set are one per core of the nodes that run them:
+    // a data service's node count or the trainer's cores is then the key to change.
     std::string key = "pipeline.workers";
+    if (s.pipeline.workers <= 0) {
+      const NodeSpec* svc = s.pipeline.placement == "service" ? s.find_node(s.pipeline.service_node) : nullptr;
+      const NodeSpec& n = svc ? *svc : t;
+      key = node_key(s, n) + (n.count > 1 ? ".count" : ".cpu.cores");
+    }
     double biggest = z.workers;
     if (z.readers > biggest) {
       biggest = z.readers;
@@ -178,6 +186,15 @@ void check_simulable(const Scenario& s, const StepPlan& plan, const ConfigNode& 
             fmt::format("a platform of at most {} hosts that communicate (one per node and per accelerator; "
                         "the route table grows with their square)", kMaxHosts),
             fmt::format("{:.0f} hosts", z.hosts));
+  }
+  if (z.compute_hosts > kMaxComputeHosts) {
+    const NodeSpec* most = &s.nodes.front();
+    for (const auto& n : s.nodes)
+      if (static_cast<double>(n.cpu.cores) * n.count > static_cast<double>(most->cpu.cores) * most->count)
+        most = &n;
+    fail_at(root, node_key(s, *most) + (most->count > 1 ? ".count" : ".cpu.cores"),
+            fmt::format("a platform of at most {} simulated cores, RAM buses and disks", kMaxComputeHosts),
+            fmt::format("{:.0f}", z.compute_hosts));
   }
   if (z.batch_samples > kMaxBufferedSamples) {
     bool prefetch = s.pipeline.prefetch + 1.0 > static_cast<double>(s.pipeline.batch_size);
