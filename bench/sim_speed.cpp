@@ -12,6 +12,7 @@
 // (one SimGrid engine per process); the figure includes loading the scenario and building the
 // platform; peak RSS is the child's.
 #include "bench/bare_s4u_replica.hpp"
+#include "bench/bench_scenario.hpp"
 #include "sim/core/run/isolated.hpp"
 #include "sim/core/run/metrics.hpp"
 #include "sim/core/run/scenario.hpp"
@@ -43,40 +44,6 @@ long children_peak_rss_kb() {
   return u.ru_maxrss; // the largest child so far
 }
 
-std::string scenario(int nodes, int steps, bool folding) {
-  return fmt::format(R"(name: bench-{nodes}x8
-hardware:
-  nodes:
-    - name: node
-      count: {nodes}
-      cpu: {{preset: epyc-7742}}
-      ram: {{preset: ddr4-512gb-8ch}}
-      disks: [{{name: data, preset: nvme}}]
-      nic: ib-hdr-200
-      pcie: gen4-x16
-      accelerators: {{preset: a100-sxm4-40gb, count: 8}}
-      nvlink: nvlink3
-dataset:
-  samples: 100000000
-  sample_size: {{distribution: lognormal, mean: 110 kB, stddev: 60 kB}}
-  image: {{width: 500, height: 375, channels: 3}}
-  location: local
-pipeline:
-  framework: tf.data
-  batch_size: 256
-  prefetch: 2
-  stages:
-    - read
-    - {{name: decode, cost: {{per_sample: 0.3 ms, per_pixel: 4 ns}}, output: {{dtype: uint8}}}}
-    - {{name: crop, cost: {{per_sample: 0.1 ms, per_pixel: 1 ns}}, output: {{width: 224, height: 224}}}}
-    - {{name: flip, cost: {{per_pixel: 0.5 ns}}}}
-    - {{name: normalize, cost: {{per_pixel: 2 ns}}, output: {{dtype: fp32}}}}
-model: {{name: resnet50, forward_flops_per_sample: 8.2 GFLOP, parameters: 25.6e6, dtype: fp16}}
-run: {{steps: {steps}, warmup_steps: {warmup}, seed: 1, replica_folding: {folding}}}
-)",
-                     fmt::arg("nodes", nodes), fmt::arg("steps", steps), fmt::arg("folding", folding),
-                     fmt::arg("warmup", std::min(10, steps / 2)));
-}
 
 struct Figure {
   double cpu = 0, wall = 0;
@@ -100,7 +67,7 @@ Figure bench(const char* label, int nodes, int steps, bool folding = true) {
     simgrid::s4u::Exec::on_start_cb([&execs](const simgrid::s4u::Exec&) { ++execs; });
     simgrid::s4u::Activity::on_completion_cb( // comms have no start signal in SimGrid 3.32: count them as they end
         [&comms](const simgrid::s4u::Activity& a) { comms += dynamic_cast<const simgrid::s4u::Comm*>(&a) != nullptr; });
-    mlsim::Scenario s = mlsim::load_scenario(mlsim::ConfigNode::load_string(scenario(nodes, steps, folding), label));
+    mlsim::Scenario s = mlsim::load_scenario(mlsim::ConfigNode::load_string(mlsim::bench::scenario(nodes, steps, folding), label));
     mlsim::SimulationOutput out = mlsim::simulate(s);
     return fmt::format("simulated {:.6f} s, {} steps simulated; {} execs, {} comms", out.end_time, out.steps_simulated,
                        execs, comms);

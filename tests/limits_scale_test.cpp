@@ -1,46 +1,19 @@
 // What a job with every node simulated costs the process (sim/core/run/limits.hpp, engine.hpp),
 // counted from the platform's description, and a 128 x 8 job loading without raising system limits.
+#include "bench/bench_scenario.hpp"
 #include "sim/core/base/config_node.hpp"
 #include "sim/core/run/limits.hpp"
 #include "sim/core/run/scenario.hpp"
 
 #include <gtest/gtest.h>
 
-#include <fmt/format.h>
-
 #include <string>
 
 using namespace mlsim;
 
 namespace {
-// The bench's 1x8 node (bench/sim_speed.cpp): 128 cores, one disk, 8 accelerators.
-std::string job(int nodes) {
-  return fmt::format(R"(hardware:
-  nodes:
-    - name: node
-      count: {}
-      cpu: {{preset: epyc-7742}}
-      ram: {{preset: ddr4-512gb-8ch}}
-      disks: [{{name: data, preset: nvme}}]
-      nic: ib-hdr-200
-      pcie: gen4-x16
-      accelerators: {{preset: a100-sxm4-40gb, count: 8}}
-      nvlink: nvlink3
-dataset:
-  samples: 100000000
-  sample_size: {{distribution: lognormal, mean: 110 kB, stddev: 60 kB}}
-  image: {{width: 500, height: 375, channels: 3}}
-  location: local
-pipeline:
-  framework: tf.data
-  batch_size: 256
-  prefetch: 2
-  stages: [read, {{name: decode, cost: {{per_sample: 0.3 ms}}}}]
-model: {{name: resnet50, forward_flops_per_sample: 8.2 GFLOP, parameters: 25.6e6, dtype: fp16}}
-run: {{steps: 100, warmup_steps: 10, seed: 1, replica_folding: false}}
-)",
-                     nodes);
-}
+// The bench's job (bench/bench_scenario.hpp): 128 cores, one disk and 8 accelerators per node.
+std::string job(int nodes) { return bench::scenario(nodes, 100, false); }
 } // namespace
 
 TEST(LimitsScale, RouteTableHoldsOnlyHostsThatCommunicate) {
