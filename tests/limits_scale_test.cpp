@@ -43,3 +43,12 @@ TEST(LimitsScale, ActorsPastTheLimitAreALoadErrorAtTheNodeCount) {
     EXPECT_NE(std::string(e.what()).find("hardware.nodes.0.count"), std::string::npos) << e.what();
   }
 }
+
+TEST(LimitsScale, StacksKeepTheirGuardPageWhereTwoMappingsPerActorFit) {
+  // 1 node: 282 actors, twice that is far below any mapping limit; 128 nodes: 36,096 actors need
+  // more than half of what the default limit leaves.
+  EXPECT_TRUE(guarded_stacks_fit(load_scenario(ConfigNode::load_string(job(1), "job.yaml"))));
+  if (max_actors() >= 2L * 36096)
+    GTEST_SKIP() << "this machine's vm.max_map_count allows guarded stacks for " << max_actors() / 2 << " actors";
+  EXPECT_FALSE(guarded_stacks_fit(load_scenario(ConfigNode::load_string(job(128), "job.yaml"))));
+}

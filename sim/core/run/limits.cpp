@@ -82,6 +82,8 @@ long max_actors() {
   return std::max(1000L, maps - kOtherMappings); // one mapping per actor stack (engine.hpp)
 }
 
+bool guarded_stacks_fit(const Scenario& s) { return 2.0 * estimate_size(s).actors <= static_cast<double>(max_actors()); }
+
 SimulationSize estimate_size(const Scenario& s) {
   SimulationSize z;
   const NodeSpec& t = s.trainer_node();

@@ -46,8 +46,11 @@ struct SimulationSize {
   double memory_bytes = 0;
 };
 
-// The actors this machine's kernel lets one process create (see above).
+// The actors this machine's kernel lets one process create (see above), with unguarded stacks.
 long max_actors();
+
+// Whether `s`'s actors also fit with a guard page on every stack (two mappings each).
+bool guarded_stacks_fit(const Scenario& s);
 
 // What simulating `s` creates (see the header comment for what is counted).
 SimulationSize estimate_size(const Scenario& s);

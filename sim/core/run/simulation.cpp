@@ -19,7 +19,7 @@ namespace mlsim {
 
 SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& options) {
   SimulationOutput out;
-  auto engine = make_engine();
+  auto engine = make_engine(guarded_stacks_fit(scenario) ? StackGuard::on : StackGuard::off);
   Platform platform(scenario.platform_spec());
   const JobContext job = scenario.job_context();
   Recorder& rec = out.recorder;
