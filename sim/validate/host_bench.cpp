@@ -121,10 +121,27 @@ StageCost measure_host_gemm(int reps, int cores, bool quick) {
   return measure_stage(spec, {reps, cores});
 }
 
-Timing measure_balance_delay(int trials, int cores) {
-  Timing t;
+CpuProfile::BalanceDelayStats summarise_balance_delay(const std::vector<double>& delays, double hold_s) {
+  CpuProfile::BalanceDelayStats s;
+  s.trials = static_cast<int>(delays.size());
+  std::vector<double> moved;
+  for (double d : delays)
+    if (d < hold_s)
+      moved.push_back(d);
+  s.capped = s.trials - static_cast<int>(moved.size());
+  if (moved.empty())
+    return s;
+  s.median_s = median(moved);
+  s.p10_s = quantile(moved, 0.1);
+  s.p90_s = quantile(moved, 0.9);
+  s.spread = relative_spread(moved);
+  s.usable = 2 * moved.size() >= delays.size();
+  return s;
+}
+
+CpuProfile::BalanceDelayStats measure_balance_delay(int trials, int cores) {
   if (cores < 2)
-    return t;
+    return {};
   // cores + 1 spinning threads: one core runs two of them, the others one each. A thread alone on its
   // core, when asked, sleeps `hold`; the time until one of the others appears on that core is a trial.
   constexpr double hold = 0.040;
@@ -178,12 +195,7 @@ Timing measure_balance_delay(int trials, int cores) {
   stop = true;
   for (auto& th : threads)
     th.join();
-  if (!delays.empty()) {
-    t.median_s = median(delays);
-    t.spread = relative_spread(delays);
-    t.reps = static_cast<int>(delays.size());
-  }
-  return t;
+  return summarise_balance_delay(delays, hold);
 }
 
 } // namespace mlsim::validate
