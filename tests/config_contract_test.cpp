@@ -102,6 +102,14 @@ TEST(ConfigContract, MappingCreatedByOverrideNamesIt) {
       << m;
 }
 
+// An unknown key that only an override made has no line in the file: the override is its place.
+TEST(ConfigContract, UnknownKeyMadeByAnOverrideNamesIt) {
+  std::string m = error_of(fixtures::base_scenario(), {"a.b.c=1"});
+  EXPECT_EQ(m.rfind("--set a.b.c=1: a: expected one of the keys ", 0), 0u) << m;
+  std::string nested = error_of(fixtures::base_scenario(), {"pipeline.bogus.x=1"});
+  EXPECT_EQ(nested.rfind("--set pipeline.bogus.x=1: pipeline.bogus: expected one of the keys ", 0), 0u) << nested;
+}
+
 // 1e308 GB is 1e317 bytes: not a double. It used to pass as infinity and then blame the absent ram.reserved.
 TEST(ConfigContract, QuantityBeyondDoubleIsItsOwnError) {
   std::string text = replaced(fixtures::base_scenario(), "size: 256 GiB", "size: 1e308 GB");
@@ -163,6 +171,14 @@ TEST(ConfigContract, InvalidUtf8IsRejectedAtLoadWithPosition) {
   EXPECT_EQ(error_of(text), "FILE:1:9: expected UTF-8 text, got a byte that is not valid UTF-8");
   std::string m = error_of(fixtures::base_scenario(), {"name=a\xc3"});
   EXPECT_EQ(m.rfind("--set name=a\xc3: name: in the value:1:2: expected UTF-8 text", 0), 0u) << m;
+}
+
+// yaml-cpp 0.7 reads a lone "," at the top level as an endless series of empty documents: the
+// loader hung on it (found by fuzzing). A scenario is one document; the second is the error.
+TEST(ConfigContract, StrayFlowIndicatorIsAnErrorNotAHang) {
+  EXPECT_EQ(error_of(","), "FILE:1:1: expected a single YAML document, got a second document");
+  std::string two = fixtures::base_scenario() + "---\nname: other\n";
+  EXPECT_EQ(error_of(two), "FILE:" + position_of(two, "---\nname: other") + ": expected a single YAML document, got a second document");
 }
 
 // RFC 3629 section 3/4 examples: overlong "/" (C0 AF), a surrogate (ED A0 80), above U+10FFFF (F4 90 80 80).

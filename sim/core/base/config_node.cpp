@@ -242,7 +242,14 @@ void ConfigNode::allow_only(const std::vector<std::string>& allowed) const {
     std::string expected = "one of the keys ";
     for (size_t i = 0; i < allowed.size(); ++i)
       expected += (i ? ", " : "") + allowed[i];
-    throw InputError(key_node.where(), key_node.path_, expected,
+    // A key with no line in the file that an override runs through (the 'a' of --set a.b.c=1)
+    // was made by that override: name it rather than the file.
+    std::string where = key_node.where();
+    if (source_ && it->first.Mark().line < 0)
+      for (const auto& [key, text] : source_->overrides)
+        if (key.rfind(key_node.path_ + ".", 0) == 0)
+          where = "--set " + text;
+    throw InputError(where, key_node.path_, expected,
                      "unknown key '" + k + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
   }
 }

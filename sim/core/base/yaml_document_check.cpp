@@ -48,7 +48,13 @@ class Checker : public YAML::EventHandler {
 public:
   explicit Checker(std::string name) : name_(std::move(name)) {}
 
-  void OnDocumentStart(const YAML::Mark&) override {}
+  // A scenario is one document. yaml-cpp 0.7 also reads a stray flow indicator at the top level
+  // (a lone ",") as an endless series of empty documents, so stopping at the second one is
+  // what keeps such input from hanging the loader.
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (++documents_ > 1)
+      reject(mark, "a single YAML document", "a second document");
+  }
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark& mark, YAML::anchor_t) override {
     if (at_key())
@@ -88,6 +94,8 @@ private:
   bool at_key() const { return !stack_.empty() && stack_.back().is_map && stack_.back().expect_key; }
 
   static std::string join(const std::string& a, const std::string& b) { return a.empty() ? b : a + "." + b; }
+
+  int documents_ = 0;
 
   [[noreturn]] void reject(const YAML::Mark& mark, const std::string& expected, const std::string& got) const {
     throw InputError(at(name_, mark), stack_.empty() ? "" : stack_.back().path, expected, got);
