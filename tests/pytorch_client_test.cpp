@@ -76,6 +76,21 @@ TEST(PytorchClient, FitsRecoverSyntheticCosts) {
   EXPECT_LT(fl.r2, 1.0);
 }
 
+TEST(PytorchClient, TransformsFromAScenariosStages) {
+  std::string yaml = mlsim::fixtures::base_scenario(1, 1.0, 1.0);
+  yaml.insert(yaml.find("model:"), "    - {name: random_crop, output: {width: 160, height: 160}}\n"
+                                   "    - {name: flip, cost: {per_sample: 1 us}, probability: 0.5}\n"
+                                   "    - {name: to_tensor, kind: convert, cost: {per_pixel: 2 ns}}\n"
+                                   "    - {name: normalize, output: {dtype: fp32}}\n"
+                                   "    - {name: augment_colour}\n");
+  const mlsim::Scenario s = mlsim::fixtures::load(yaml);
+  std::vector<std::string> skipped;
+  const auto t = transforms_from_stages(s.pipeline, &skipped);
+  EXPECT_EQ(t, (std::vector<std::string>{"RandomResizedCrop(160)", "RandomHorizontalFlip()", "ToTensor()",
+                                         "Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])"}));
+  EXPECT_EQ(skipped, (std::vector<std::string>{"read", "decode", "augment_colour"}));
+}
+
 namespace {
 // 2 cores; the torch transforms cost 2.5 ms a sample in all, the worker 4 ms a batch, receive 1 ms a batch.
 Profile torch_profile() {

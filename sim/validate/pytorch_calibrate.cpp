@@ -82,6 +82,33 @@ CostFit fit_startup(const nlohmann::json& startup) {
 }
 } // namespace
 
+std::vector<std::string> transforms_from_stages(const PipelineSpec& pipeline, std::vector<std::string>* skipped) {
+  std::vector<std::string> out;
+  auto has = [](const std::string& name, const char* part) { return name.find(part) != std::string::npos; };
+  for (const auto& s : pipeline.stages) {
+    const auto& o = s.output;
+    const std::string size = o.width && o.height && *o.width != *o.height
+                                 ? fmt::format("({:g}, {:g})", *o.height, *o.width)
+                                 : o.width ? fmt::format("{:g}", *o.width) : std::string();
+    if (s.kind != StageKind::map) {
+      if (skipped)
+        skipped->push_back(s.name);
+    } else if (has(s.name, "tensor") || has(s.name, "convert"))
+      out.push_back("ToTensor()");
+    else if (has(s.name, "crop") && !size.empty())
+      out.push_back("RandomResizedCrop(" + size + ")");
+    else if (has(s.name, "resize") && !size.empty())
+      out.push_back("Resize(" + size + ")");
+    else if (has(s.name, "flip"))
+      out.push_back("RandomHorizontalFlip()");
+    else if (has(s.name, "normaliz"))
+      out.push_back("Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])");
+    else if (skipped)
+      skipped->push_back(s.name);
+  }
+  return out;
+}
+
 FrameworkCostsProfile fit_framework_costs(const nlohmann::json& raw) {
   FrameworkCostsProfile f;
   const CostFit receive = fit_per_batch(raw.at("loader"), {"receive_s", "other_threads_s"});

@@ -21,6 +21,7 @@
 // Ignores: the per-sample index fetch in the worker (part of the worker fit), pin memory without CUDA.
 #pragma once
 
+#include "sim/pipeline/pipeline_spec.hpp"
 #include "sim/validate/fit.hpp"
 #include "sim/validate/profile.hpp"
 
@@ -43,6 +44,12 @@ CostFit fit_costs(const std::vector<std::vector<double>>& x, const std::vector<d
 StageCost fit_transform(const nlohmann::json& transform);
 // The client's loader, pin and start-up points -> the framework costs.
 FrameworkCostsProfile fit_framework_costs(const nlohmann::json& raw);
+
+// The torchvision transforms a scenario's map stages stand for, by name: *tensor* or *convert* is
+// ToTensor(); *crop* RandomResizedCrop(its output size), *resize* Resize(its output
+// size), *flip* RandomHorizontalFlip(), *normaliz* Normalize(ImageNet mean and std). Read, decode
+// (always measured, as pil_loader), shuffle, cache and other stages are left out and named in `skipped`.
+std::vector<std::string> transforms_from_stages(const PipelineSpec& pipeline, std::vector<std::string>* skipped = nullptr);
 
 struct PytorchCalibrateOptions {
   bool quick = false;

@@ -3,6 +3,7 @@
 
 #include "sim/core/base/atomic_file.hpp"
 #include "sim/core/base/errors.hpp"
+#include "sim/core/run/scenario.hpp"
 #include "sim/validate/calibrate.hpp"
 #include "sim/validate/client_process.hpp"
 #include "sim/validate/pytorch_calibrate.hpp"
@@ -11,6 +12,7 @@
 #include "sim/validate/validate.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <unistd.h>
 
@@ -50,6 +52,7 @@ void add_calibrate_command(CLI::App& app, CommandStatus& status) {
   struct Args {
     std::string out, gpu = "auto", cache_dir, gpu_results, client = "mlsim";
     std::vector<std::string> transforms;
+    std::string transforms_from;
     bool quick = false;
     int reps = 0;
   };
@@ -78,9 +81,23 @@ void add_calibrate_command(CLI::App& app, CommandStatus& status) {
   cmd->add_option("--transforms", args->transforms,
                   "with --client pytorch: the torchvision transforms to measure, e.g. \"RandomResizedCrop(224)\" "
                   "\"ToTensor()\" (default: RandomResizedCrop(224) RandomHorizontalFlip() ToTensor() Normalize(...))");
+  cmd->add_option("--transforms-from", args->transforms_from,
+                  "with --client pytorch: the transforms a scenario's pipeline stages stand for (crop, resize, flip, "
+                  "to_tensor/convert, normalize by name)")
+      ->check(CLI::ExistingFile)
+      ->excludes("--transforms");
   cmd->callback([args, &status] {
     if (!client_available(args->client, "calibrate"))
       return;
+    if (!args->transforms_from.empty()) { // InputError (exit 2) on a bad scenario, before any measuring
+      std::vector<std::string> skipped;
+      args->transforms = validate::transforms_from_stages(load_scenario_file(args->transforms_from).pipeline, &skipped);
+      fmt::print("transforms from {}: {} (not transforms: {})\n", args->transforms_from,
+                 fmt::join(args->transforms, ", "), fmt::join(skipped, ", "));
+      if (args->transforms.empty())
+        throw InputError(args->transforms_from, "pipeline.stages", "a crop, resize, flip, to_tensor or normalize stage",
+                         "none");
+    }
     if (!args->gpu_results.empty()) { // InputError (exit 2) on a bad file
       validate::Profile p = validate::profile_from_gpu_results(args->gpu_results, std::cout);
       const std::string out = args->out.empty() ? "profiles/gpu.yaml" : args->out;
@@ -155,10 +172,11 @@ void add_validate_command(CLI::App& app, CommandStatus& status) {
     validate::ValidateOptions opt;
     opt.quick = args->quick;
     opt.cache_dir = args->cache_dir;
-    opt.length = validate::default_length(args->quick);
+    const bool torch = args->client == "pytorch";
+    // the torch quick run: fewer steps (its steps are the emulated accelerator's sleeps, up to ~0.5 s)
+    opt.length = torch && args->quick ? validate::RunLength{2, 10} : validate::default_length(args->quick);
     opt.robust.repeats = args->repeats > 0 ? args->repeats : (args->quick ? 1 : 2);
     opt.robust.drift_threshold = args->drift_threshold;
-    const bool torch = args->client == "pytorch";
     if (args->gpu == "auto" && !torch) {
       validate::GpuInfo g = validate::probe_gpu();
       opt.use_gpu = g.available;
