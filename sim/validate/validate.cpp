@@ -143,10 +143,12 @@ void print_report(const ValidationReport& r, std::ostream& out) {
                fmt::format("{}/{}{}", m.runs - m.rejected, m.runs, m.rejected == m.runs && m.runs > 0 ? "!" : ""),
                row.predicted.bottleneck);
   }
-  fmt::print(out, "throughput |error|: median {:.1f} %, max {:.1f} %   (targets 5 % / 15 %)\n",
-             100 * r.throughput.median_abs_error, 100 * r.throughput.max_abs_error);
-  fmt::print(out, "stall share |diff|: median {:.1f} points, max {:.1f} points   (targets 3 / 10)\n",
-             100 * r.stall.median_abs_error, 100 * r.stall.max_abs_error);
+  // The pytorch client's targets are the tighter ones (its job has no consumer thread sharing the cores).
+  const bool torch = r.client == "pytorch";
+  fmt::print(out, "throughput |error|: median {:.1f} %, max {:.1f} %   (targets 5 % / {} %)\n",
+             100 * r.throughput.median_abs_error, 100 * r.throughput.max_abs_error, torch ? 12 : 15);
+  fmt::print(out, "stall share |diff|: median {:.1f} points, max {:.1f} points   (targets 3 / {})\n",
+             100 * r.stall.median_abs_error, 100 * r.stall.max_abs_error, torch ? 8 : 10);
   fmt::print(out, "(busy = cores' worth of CPU other processes used during the run; predictions take it into "
                   "account: the job gets the rest)\n");
   fmt::print(out, "(+- = half the range over the kept repeats: throughput relative, stall in points; drift = the largest "
