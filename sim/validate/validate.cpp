@@ -143,7 +143,7 @@ void print_report(const ValidationReport& r, std::ostream& out) {
                fmt::format("{}/{}{}", m.runs - m.rejected, m.runs, m.rejected == m.runs && m.runs > 0 ? "!" : ""),
                row.predicted.bottleneck);
   }
-  // The pytorch client's targets are the tighter ones (its job has no consumer thread sharing the cores).
+  // The accuracy targets of each client (README: Calibration; A real PyTorch DataLoader ...).
   const bool torch = r.client == "pytorch";
   fmt::print(out, "throughput |error|: median {:.1f} %, max {:.1f} %   (targets 5 % / {} %)\n",
              100 * r.throughput.median_abs_error, 100 * r.throughput.max_abs_error, torch ? 12 : 15);
