@@ -2,7 +2,7 @@
 //  - a run whose reference spin loop drifted beyond the threshold is left out of the medians;
 //  - spreads are half the range over the kept runs (throughput relative, stall absolute);
 //  - every run drifted: all kept, all counted as rejected;
-//  - balance-delay trials capped at the hold are not delays; most capped: not usable.
+//  - balance-delay trials: the median is robust to a minority capped at the hold; the capped are counted.
 #include "sim/validate/host_bench.hpp"
 #include "sim/validate/robust_measure.hpp"
 
@@ -62,14 +62,15 @@ TEST(RobustMeasure, InterleavesRepeats) {
   EXPECT_DOUBLE_EQ(out[1].median.throughput, 20.0);
 }
 
-TEST(BalanceDelay, CappedTrialsAreNotDelays) {
+TEST(BalanceDelay, MedianIsRobustToAMinorityOfCappedTrials) {
   const auto s = summarise_balance_delay({0.010, 0.040, 0.008, 0.012, 0.040}, 0.040);
   EXPECT_EQ(s.trials, 5);
   EXPECT_EQ(s.capped, 2);
-  EXPECT_TRUE(s.usable);
-  EXPECT_DOUBLE_EQ(s.median_s, 0.010);
-  EXPECT_NEAR(s.spread, (0.011 - 0.009) / (2 * 0.010), 1e-12);
+  EXPECT_DOUBLE_EQ(s.median_s, 0.012);
+  // quantiles by linear interpolation over 0.008 0.010 0.012 0.040 0.040: p25 0.010, p75 0.040
+  EXPECT_NEAR(s.spread, (0.040 - 0.010) / (2 * 0.012), 1e-12);
+  EXPECT_NEAR(s.p10_s, 0.008 + 0.4 * 0.002, 1e-12);
   const auto busy = summarise_balance_delay({0.040, 0.040, 0.005}, 0.040);
-  EXPECT_FALSE(busy.usable);
   EXPECT_EQ(busy.capped, 2);
+  EXPECT_DOUBLE_EQ(busy.median_s, 0.040);
 }

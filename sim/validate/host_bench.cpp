@@ -124,18 +124,14 @@ StageCost measure_host_gemm(int reps, int cores, bool quick) {
 CpuProfile::BalanceDelayStats summarise_balance_delay(const std::vector<double>& delays, double hold_s) {
   CpuProfile::BalanceDelayStats s;
   s.trials = static_cast<int>(delays.size());
-  std::vector<double> moved;
-  for (double d : delays)
-    if (d < hold_s)
-      moved.push_back(d);
-  s.capped = s.trials - static_cast<int>(moved.size());
-  if (moved.empty())
+  if (delays.empty())
     return s;
-  s.median_s = median(moved);
-  s.p10_s = quantile(moved, 0.1);
-  s.p90_s = quantile(moved, 0.9);
-  s.spread = relative_spread(moved);
-  s.usable = 2 * moved.size() >= delays.size();
+  for (double d : delays)
+    s.capped += d >= hold_s;
+  s.median_s = median(delays);
+  s.p10_s = quantile(delays, 0.1);
+  s.p90_s = quantile(delays, 0.9);
+  s.spread = relative_spread(delays);
   return s;
 }
 

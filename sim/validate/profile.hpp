@@ -43,13 +43,12 @@ struct CpuProfile {
   // cpu.all_cores_efficiency (sim/hardware/cpu.hpp). 0: not set, derive it from the stage fits.
   double all_cores_efficiency = 0.0;
   double balance_delay_s = 0.0; // cpu.balance_delay, measured (host_bench.hpp); 0: not measured
-  // How the balance delay's trials fell (calibration.balance_delay): quantiles over the trials in which
-  // one of our threads moved; `capped` trials saw none move within the hold (another tenant's thread
-  // took the core); fewer than half moving leaves balance_delay unmeasured.
+  // How the balance delay's trials fell (calibration.balance_delay): quantiles and spread over the
+  // trials; `capped` trials saw none of our threads move within the hold (on a shared host: another
+  // tenant's thread took the core, which the job then also waits out).
   struct BalanceDelayStats {
     double median_s = 0.0, p10_s = 0.0, p90_s = 0.0, spread = 0.0;
     int trials = 0, capped = 0;
-    bool usable = false;
   } balance_delay;
   std::map<std::string, StageCost> stage_costs;
 };

@@ -182,8 +182,7 @@ static void host_calibration(YAML::Emitter& y, const Profile& p) {
     y << YAML::Key << "p90" << YAML::Value << seconds(b.p90_s);
     y << YAML::Key << "spread" << YAML::Value << round4(b.spread);
     y << YAML::Key << "trials" << YAML::Value << b.trials;
-    y << YAML::Key << "capped" << YAML::Value << b.capped;
-    y << YAML::Key << "used" << YAML::Value << b.usable << YAML::EndMap;
+    y << YAML::Key << "capped" << YAML::Value << b.capped << YAML::EndMap;
   }
   y << YAML::Key << "stage_fits" << YAML::Value << YAML::BeginMap;
   for (const auto& [name, c] : p.cpu.stage_costs) {
