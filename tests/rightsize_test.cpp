@@ -131,3 +131,85 @@ TEST(Rightsize, UnreachableTargetAndBadInput) {
   EXPECT_EQ(run_cli("rightsize " + base_file() + " --vary model.dtype=fp32,fp16 --target 'stall<0.05'").code, 2);
   EXPECT_EQ(run_cli("rightsize --help").code, 0);
 }
+
+namespace {
+// The figure after `label` in the text ("... CPU stages 28.9 % used" -> 28.9).
+double number_after(const std::string& text, const std::string& label) {
+  auto at = text.find(label);
+  return at == std::string::npos ? -1.0 : std::stod(text.substr(at + label.size()));
+}
+nlohmann::json cores_needed_of(const std::vector<std::string>& sets) {
+  std::string json = temp("run.json"), args = "run " + base_file() + " --quiet --no-recommendations --json " + json;
+  for (const auto& s : sets)
+    args += " --set " + s;
+  Cli r = run_cli(args);
+  EXPECT_EQ(r.code, 0) << r.out;
+  return nlohmann::json::parse(read_text_file(json))["cores_needed"];
+}
+} // namespace
+
+// Cores and workers together: both must reach k* = 6.5, so (7, 7); cores alone with 4 workers never do.
+TEST(Rightsize, CoresTogetherWithWorkers) {
+  Cli r = run_cli("rightsize " + base_file() + " --vary cores=1..16 --vary workers=1..16 --target 'stall<0.05' -j 3");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("hardware.nodes.0.cpu.cores = 7, pipeline.workers = 7"), std::string::npos) << r.out;
+}
+
+// On demand (prefetch 0) the batch is made after the step asks for it: a stall whatever the cores. Any depth
+// >= 1 overlaps making with the step, and then the cores must reach k*: (7, 1). Short names, default ranges.
+TEST(Rightsize, CoresTogetherWithPrefetchByShortNames) {
+  Cli r = run_cli("rightsize " + base_file() +
+                  " --set pipeline.prefetch=0 --set pipeline.workers=16 --vary cores,prefetch --target 'stall<5%' -j 2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("hardware.nodes.0.cpu.cores = 7, pipeline.prefetch = 1"), std::string::npos) << r.out;
+  EXPECT_EQ(run_cli("rightsize " + base_file() + " --vary cores,depth --target 'stall<5%'").code, 2);
+  EXPECT_EQ(run_cli("rightsize " + base_file() + " --vary cores --vary cores=1..4 --target 'stall<5%'").code, 2);
+}
+
+// Unreachable: the message names what binds, with the closed-form figures.
+TEST(Rightsize, UnreachableTargetNamesTheLimiter) {
+  // 6 cores and 6 workers: 1 ms x 32 / 6 = 5.33 ms per step > the device's T.
+  Cli cores = run_cli("rightsize " + base_file() + " --vary cores=1..6 --vary workers --target 'stall<0.05' -j 2");
+  EXPECT_EQ(cores.code, 3) << cores.out;
+  EXPECT_NE(cores.out.find("bound by stage decode: 1.00 ms/sample x 32 samples / 6 cores = 5.33 ms per step"),
+            std::string::npos)
+      << cores.out;
+  EXPECT_NEAR(number_after(cores.out, "per step > "), device_step() * 1e3, 0.02) << cores.out;
+  // 4 workers (as written) on up to 64 cores: 1 ms x 32 / 4 = 8 ms, the workers bind.
+  Cli workers = run_cli("rightsize " + base_file() + " --vary cores=1..64 --target 'stall<0.05' -j 2");
+  EXPECT_EQ(workers.code, 3) << workers.out;
+  EXPECT_NE(workers.out.find("/ 4 workers (of 64 cores) = 8.00 ms per step"), std::string::npos) << workers.out;
+  // On demand with 16 workers: CPU use = (32 / (P + T)) / (16 / x) with P = 2 ms; no capacity binds.
+  Cli demand = run_cli("rightsize " + base_file() +
+                       " --set pipeline.prefetch=0 --set pipeline.workers=16 --vary cores=1..64 --target 'stall<0.05'");
+  EXPECT_EQ(demand.code, 3) << demand.out;
+  EXPECT_NE(demand.out.find("no capacity binds"), std::string::npos) << demand.out;
+  double p = 32 * kDecode / 16, use = 32 / (p + device_step()) / (16 / kDecode);
+  EXPECT_NEAR(number_after(demand.out, "CPU stages "), 100 * use, 1.0) << demand.out;
+}
+
+// `mlsim run`'s cores_needed varies the loader settings the limiter names along with the cores.
+TEST(CoresNeeded, WorkersFollowTheCoresWhenTheyBind) {
+  auto c = cores_needed_of({});
+  ASSERT_TRUE(c["found"].get<bool>()) << c.dump(2);
+  EXPECT_EQ(c["per_node"].get<int>(), 7); // ceil(k*)
+  EXPECT_EQ(c["with"]["pipeline.workers"], "cores");
+  EXPECT_EQ(c["limiter"]["kind"], "workers");
+}
+
+TEST(CoresNeeded, PrefetchDepthWhenNothingBinds) {
+  auto c = cores_needed_of({"pipeline.prefetch=0", "pipeline.workers=16"});
+  ASSERT_TRUE(c["found"].get<bool>()) << c.dump(2);
+  EXPECT_EQ(c["per_node"].get<int>(), 7);
+  EXPECT_EQ(c["with"]["pipeline.prefetch"], "1");
+  EXPECT_FALSE(c["with"].contains("pipeline.workers")); // 16 workers already cover 7 cores
+  EXPECT_EQ(c["limiter"]["kind"], "prefetch");
+}
+
+TEST(CoresNeeded, CoresAloneWhenTheyAreEnough) {
+  auto c = cores_needed_of({"pipeline.workers=16"});
+  ASSERT_TRUE(c["found"].get<bool>()) << c.dump(2);
+  EXPECT_EQ(c["per_node"].get<int>(), 7);
+  EXPECT_TRUE(c["with"].empty());
+  EXPECT_FALSE(c.contains("limiter"));
+}

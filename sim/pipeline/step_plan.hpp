@@ -56,6 +56,7 @@ struct StepPlan {
   size_t backward_begin = 0;    // first backward op
   Seconds critical_path{0.0};   // longest dependency chain (unlimited streams)
   Bytes weights_bytes{0.0}, gradients_bytes{0.0}, optimizer_state_bytes{0.0}, activations_bytes{0.0};
+  Bytes allocator_bytes{0.0}; // reserved by the allocator beyond the tensors (memory_footprint.hpp)
 };
 
 } // namespace mlsim

@@ -4,6 +4,7 @@
 #include "sim/validate/stats.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <cmath>
 
 namespace mlsim::validate {
@@ -44,6 +45,16 @@ AcceleratorProfile fit_accelerator(const GpuBenchResult& r) {
     g.points = static_cast<int>(size.size());
     g.misaligned_factor = ratios.empty() ? 1.0 : median(ratios);
     a.gemm.push_back(g);
+  }
+  if (auto datasheet = datasheet_for(r.info)) {
+    try {
+      a.kernels = fit_kernel_params(r, *datasheet);
+    } catch (const std::invalid_argument& e) {
+      a.kernels_note = e.what();
+    }
+  } else {
+    a.kernels_note = "no accelerator preset matches '" + r.info.name +
+                     "': peaks written as measured, no kernel model (add the GPU's datasheet to accelerators.yaml)";
   }
   return a;
 }

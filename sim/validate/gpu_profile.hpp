@@ -4,7 +4,11 @@
 //     the median of achieved(misaligned) / achieved(aligned neighbour).
 //   PCIe: seconds = latency + bytes / bandwidth over the pinned host->device
 //     copies (fit_linear); pageable_factor = pageable bandwidth / pinned.
-// Ignores: shape effects beyond size and alignment (tall-skinny vs. square).
+//   Kernel model: when a preset matches the GPU's name (its datasheet), the
+//     tile/wave model's fractions, reuse saturations, HBM fraction and
+//     latency, launch floor and conv efficiency (gpu/kernel_fit.hpp).
+// Ignores: shape effects beyond size and alignment (tall-skinny vs. square)
+// in the saturating curves (the kernel model has them).
 #pragma once
 
 #include "sim/validate/gpu/gpu_bench.hpp"

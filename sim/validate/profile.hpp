@@ -9,6 +9,8 @@
 // into a separate `calibration:` section that preset resolution does not read.
 #pragma once
 
+#include "sim/validate/gpu/kernel_fit.hpp"
+
 #include <map>
 #include <optional>
 #include <string>
@@ -108,6 +110,10 @@ struct AcceleratorProfile {
   double launch_overhead_s = 0.0;
   double cast_bandwidth_Bps = 0.0; // fp32 -> fp16 cast kernel, bytes read + written per second
   std::vector<GemmCurve> gemm;
+  // The kernel model fitted against the GPU's datasheet preset (gpu/kernel_fit.hpp); with it the profile's
+  // accelerator holds the datasheet peaks and the fitted `kernels:` (what real kernels reach of them).
+  std::optional<KernelFit> kernels;
+  std::string kernels_note; // why there is no kernel fit, if so
 };
 
 // A loader framework's own costs, measured by a client (`calibrate --client pytorch`): the preset fields

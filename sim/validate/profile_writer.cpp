@@ -215,6 +215,57 @@ static void host_calibration(YAML::Emitter& y, const Profile& p) {
   y << YAML::EndMap;
 }
 
+// The accelerator section of a GPU whose kernel model was fitted: the datasheet peaks (the bound) and the
+// fitted `kernels:` (what kernels reach of them), which override the preset's when a scenario uses the profile.
+static void accelerator_with_kernels(YAML::Emitter& y, const AcceleratorProfile& a) {
+  const KernelFit& k = *a.kernels;
+  const AcceleratorSpec ds = accelerator_preset(k.datasheet);
+  auto dtype_map = [&](const char* key, const std::map<DType, FlopsPerSec>& peaks) {
+    y << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap;
+    for (const auto& [d, v] : peaks)
+      y << YAML::Key << to_string(d) << YAML::Value << flops(v.value());
+    y << YAML::EndMap;
+  };
+  auto fractions = [&](const char* key, const std::map<DType, double>& f) {
+    y << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap;
+    for (const auto& [d, v] : f)
+      y << YAML::Key << to_string(d) << YAML::Value << round4(v);
+    y << YAML::EndMap;
+  };
+  auto tiles = [&](const char* key, const std::vector<std::pair<int, int>>& t) {
+    y << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const auto& [m, n] : t)
+      y << YAML::Flow << YAML::BeginSeq << m << n << YAML::EndSeq;
+    y << YAML::EndSeq;
+  };
+  y << YAML::Key << "accelerator" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "name" << YAML::Value << a.name;
+  y << YAML::Key << "source" << YAML::Value << ("peaks: the " + k.datasheet + " datasheet; kernels: " + k.params.source);
+  dtype_map("matrix_peak", ds.matrix_peak);
+  dtype_map("vector_peak", ds.vector_peak);
+  y << YAML::Key << "fast_path_alignment" << YAML::Value << ds.fast_path_alignment;
+  y << YAML::Key << "memory_bandwidth" << YAML::Value << rate(ds.memory_bandwidth.value());
+  y << YAML::Key << "memory_size" << YAML::Value << bytes(a.memory_size_bytes);
+  y << YAML::Key << "launch_overhead" << YAML::Value << seconds(k.launch_floor_s);
+  if (k.conv_efficiency > 0)
+    y << YAML::Key << "efficiency" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "conv"
+      << YAML::Value << round4(k.conv_efficiency) << YAML::EndMap;
+  const KernelParams& p = k.params;
+  y << YAML::Key << "kernels" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "source" << YAML::Value << p.source;
+  y << YAML::Key << "sm_count" << YAML::Value << p.sm_count;
+  tiles("matrix_tiles", p.matrix_tiles);
+  tiles("vector_tiles", p.vector_tiles);
+  y << YAML::Key << "saturating_reuse" << YAML::Value << round4(p.saturating_reuse);
+  y << YAML::Key << "vector_saturating_reuse" << YAML::Value << round4(p.vector_saturating_reuse);
+  fractions("matrix_fraction", p.matrix_fraction);
+  fractions("vector_fraction", p.vector_fraction);
+  y << YAML::Key << "memory_fraction" << YAML::Value << round4(p.memory_fraction);
+  y << YAML::Key << "memory_latency" << YAML::Value << seconds(p.memory_latency.value());
+  y << YAML::EndMap;
+  y << YAML::EndMap;
+}
+
 std::string profile_to_yaml(const Profile& p) {
   YAML::Emitter y;
   y.SetDoublePrecision(4);
@@ -233,7 +284,9 @@ std::string profile_to_yaml(const Profile& p) {
     y << YAML::Key << "latency" << YAML::Value << seconds(p.pcie->latency_s);
     y << YAML::EndMap;
   }
-  if (p.accelerator) {
+  if (p.accelerator && p.accelerator->kernels) {
+    accelerator_with_kernels(y, *p.accelerator);
+  } else if (p.accelerator) {
     const auto& a = *p.accelerator;
     y << YAML::Key << "accelerator" << YAML::Value << YAML::BeginMap;
     y << YAML::Key << "name" << YAML::Value << a.name;
@@ -294,6 +347,28 @@ std::string profile_to_yaml(const Profile& p) {
       y << YAML::EndMap;
     }
     y << YAML::EndMap;
+    if (const auto& k = p.accelerator->kernels) {
+      y << YAML::Key << "kernel_fit" << YAML::Value << YAML::BeginMap;
+      y << YAML::Key << "datasheet" << YAML::Value << k->datasheet;
+      y << YAML::Key << "gemm_points" << YAML::Value << k->gemm_points;
+      y << YAML::Key << "gemm_r2" << YAML::Value << round4(k->gemm_r2);
+      y << YAML::Key << "gemm_max_rel_residual" << YAML::Value << round4(k->gemm_max_rel_residual);
+      y << YAML::Key << "memory_points" << YAML::Value << k->memory_points;
+      y << YAML::Key << "memory_r2" << YAML::Value << round4(k->memory_r2);
+      y << YAML::Key << "efficiency" << YAML::Value << YAML::BeginSeq;
+      for (const auto& r : k->table) {
+        y << YAML::Flow << YAML::BeginMap;
+        y << YAML::Key << "op" << YAML::Value << r.op_class << YAML::Key << "dtype" << YAML::Value << r.dtype;
+        y << YAML::Key << "points" << YAML::Value << r.points;
+        y << YAML::Key << "achieved" << YAML::Value << flops(r.achieved_flops);
+        y << YAML::Key << "datasheet" << YAML::Value << flops(r.datasheet_flops);
+        y << YAML::Key << "model" << YAML::Value << flops(r.predicted_flops);
+        y << YAML::EndMap;
+      }
+      y << YAML::EndSeq << YAML::EndMap;
+    } else if (!p.accelerator->kernels_note.empty()) {
+      y << YAML::Key << "kernel_fit" << YAML::Value << p.accelerator->kernels_note;
+    }
   }
   y << YAML::EndMap;
 

@@ -107,8 +107,12 @@ std::string render_cores_needed(const CoresNeeded& c) {
   std::string r = "\nCPU cores needed for a stall under 5 %";
   if (!c.found)
     return r + ": not reached (" + c.note + ")\n";
-  return r + fmt::format(": {:.1f} per accelerator ({} = {}; stall {}; {} extra simulations)\n", c.per_accelerator,
-                         c.varied, c.per_node, pct(c.stall_at_answer), c.simulations);
+  std::string with;
+  for (const auto& [key, value] : c.with)
+    with += fmt::format(", {} = {}", key, value);
+  r += fmt::format(": {:.1f} per accelerator ({} = {}{}; stall {}; {} extra simulations)\n", c.per_accelerator,
+                   c.varied, c.per_node, with, pct(c.stall_at_answer), c.simulations);
+  return c.with.empty() ? r : r + "  (" + c.note + ")\n";
 }
 
 std::string render_recommendations(const std::vector<Recommendation>& recs) {

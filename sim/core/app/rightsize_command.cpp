@@ -17,7 +17,8 @@ namespace mlsim {
 namespace {
 
 struct RightsizeArgs {
-  std::string scenario, vary, target, out;
+  std::string scenario, target, out;
+  std::vector<std::string> vary;
   std::vector<std::string> overrides;
   int jobs = 0;
 };
@@ -30,37 +31,59 @@ std::string figure_text(const std::string& figure, double v) {
   return fmt::format("{:.4g}", v);
 }
 
+std::string keys_of(const RightsizeOptions& o) {
+  std::string k;
+  for (const auto& a : o.axes)
+    k += (k.empty() ? "" : ", ") + a.key;
+  return k;
+}
+
 std::string render_curve(const RightsizeOptions& o, const RightsizeResult& r) {
-  std::string t = fmt::format("rightsize {} for {} ({} of {} candidate values simulated, {})\n", o.axis.key,
+  std::string t = fmt::format("rightsize {} for {} ({} of {} candidate values simulated, {})\n", keys_of(o),
                               o.target.text, r.curve.size(), r.candidates, r.method);
-  t += fmt::format("  {:>12}  {:>12}  {:>5}  {:>10}  {:>7}  {:>12}  {:>12}\n", "value", o.target.figure, "meets",
-                   "step", "stall", "samples/s", "USD/1M smp");
+  std::string head;
+  for (size_t a = 0; a < o.axes.size(); ++a)
+    head += fmt::format("  {:>12}", o.axes.size() == 1 ? "value" : o.axes[a].key.substr(o.axes[a].key.rfind('.') + 1));
+  t += head + fmt::format("  {:>12}  {:>5}  {:>10}  {:>7}  {:>12}  {:>12}\n", o.target.figure, "meets", "step",
+                          "stall", "samples/s", "USD/1M smp");
   for (const auto& c : r.curve) {
+    std::string values;
+    for (const auto& v : c.values)
+      values += fmt::format("  {:>12}", v);
     if (!c.result.ok) {
-      t += fmt::format("  {:>12}  error: {}\n", c.value, c.result.error);
+      t += values + fmt::format("  error: {}\n", c.result.error);
       continue;
     }
     const RunMetrics& m = c.result.metrics;
-    t += fmt::format("  {:>12}  {:>12}  {:>5}  {:>7.2f} ms  {:>5.1f} %  {:>12.1f}  {:>12.4g}\n", c.value,
-                     figure_text(o.target.figure, *c.figure), c.meets ? "yes" : "no",
-                     m.step_mean * 1e3, m.breakdown.input * 100, m.throughput, m.cost_per_million());
+    t += values + fmt::format("  {:>12}  {:>5}  {:>7.2f} ms  {:>5.1f} %  {:>12.1f}  {:>12.4g}\n",
+                              figure_text(o.target.figure, *c.figure), c.meets ? "yes" : "no", m.step_mean * 1e3,
+                              m.breakdown.input * 100, m.throughput, m.cost_per_million());
   }
   if (r.answer) {
     const auto& c = r.curve[*r.answer];
-    t += fmt::format("smallest {} with {}: {} ({} = {})\n", o.axis.key, o.target.text, c.value, o.target.figure,
-                     figure_text(o.target.figure, *c.figure));
+    std::string values;
+    for (size_t a = 0; a < o.axes.size(); ++a)
+      values += fmt::format("{}{} = {}", a ? ", " : "", o.axes[a].key, c.values[a]);
+    t += fmt::format("smallest {} with {}: {} ({} = {})\n", keys_of(o), o.target.text,
+                     o.axes.size() == 1 ? c.values[0] : values, o.target.figure, figure_text(o.target.figure, *c.figure));
   } else {
-    t += fmt::format("no value of {} in the range meets {}\n", o.axis.key, o.target.text);
+    t += fmt::format("no value of {} in the range meets {}\n", keys_of(o), o.target.text);
+    if (r.limiter)
+      t += fmt::format("at the largest values, {}\n", r.limiter->text);
   }
   return t;
 }
 
 std::string curve_csv(const RightsizeOptions& o, const RightsizeResult& r) {
-  CsvRow header = sweep_header({o.axis.key});
+  std::vector<std::string> keys;
+  for (const auto& a : o.axes)
+    keys.push_back(a.key);
+  CsvRow header = sweep_header(keys);
   header.push_back("meets_target");
   std::string text = csv_line(header);
-  for (const auto& c : r.curve) {
-    CsvRow row = sweep_row(c.index, {c.value}, c.result.ok ? &c.result.metrics : nullptr, c.result.error);
+  for (size_t i = 0; i < r.curve.size(); ++i) {
+    const auto& c = r.curve[i];
+    CsvRow row = sweep_row(i, c.values, c.result.ok ? &c.result.metrics : nullptr, c.result.error);
     row.push_back(c.result.ok ? (c.meets ? "1" : "0") : "");
     text += csv_line(row);
   }
@@ -79,9 +102,14 @@ void add_rightsize_command(CLI::App& app, CommandStatus& status) {
               "of every value otherwise. Exit status 3 when no value in the range meets the target.\n"
               "Examples:\n"
               "  mlsim rightsize scenarios/quickstart.yaml --vary hardware.nodes.0.cpu.cores=8..128 --target 'stall<0.05'\n"
-              "  mlsim rightsize s.yaml --vary pipeline.workers=1..64 --target 'utilization>0.9' --out curve.csv");
+              "  mlsim rightsize s.yaml --vary pipeline.workers=1..64 --target 'utilization>0.9' --out curve.csv\n"
+              "  mlsim rightsize s.yaml --vary cores,prefetch --target 'stall<5%'   # cores 1..8x, prefetch 0..32\n"
+              "When no value meets the target, the run at the largest values names what binds (a stage, the\n"
+              "workers, reading, a link, or the prefetch depth) with its figures.");
   cmd->add_option("scenario", a->scenario, "Scenario YAML file")->required();
-  cmd->add_option("--vary", a->vary, "The key and its candidate values: KEY=LO..HI[:STEP] or KEY=V1,V2,...")
+  cmd->add_option("--vary", a->vary,
+                  "A key and its candidate values: KEY=LO..HI[:STEP] or KEY=V1,V2,...; KEY may be cores, workers or "
+                  "prefetch, alone for a default range. Repeatable: the first is minimised, the others searched with it")
       ->type_name("KEY=VALUES")
       ->required();
   cmd->add_option("--target", a->target, "What the run must meet, e.g. 'stall<0.05'")->required();
@@ -94,7 +122,7 @@ void add_rightsize_command(CLI::App& app, CommandStatus& status) {
     RightsizeOptions o;
     o.scenario = a->scenario;
     o.base_overrides = a->overrides;
-    o.axis = parse_axis(a->vary);
+    o.axes = rightsize_axes(a->vary, load_scenario_file(a->scenario, a->overrides));
     o.target = parse_target(a->target);
     o.jobs = a->jobs > 0 ? a->jobs : available_cpus();
     OutputSet outputs; // checked before the search simulates anything

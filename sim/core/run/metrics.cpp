@@ -48,6 +48,7 @@ void stage_figures(const Scenario& sc, const SimulationOutput& out, RunMetrics& 
     total_core_seconds += rec.counter(pipeline_counters::stage_core_seconds(st.name));
   total_core_seconds += rec.counter(pipeline_counters::collate_core_seconds());
   double samples_total = m.samples_consumed;
+  m.worker_cores = cores * service_share;
 
   // Read: storage (or RAM when cached) delivering files of the mean stored size.
   double mean_size = sc.dataset.sample_size.mean().value();
@@ -78,6 +79,7 @@ void stage_figures(const Scenario& sc, const SimulationOutput& out, RunMetrics& 
       if (n <= 0 || cs <= 0)
         continue;
       f.capacity_samples_per_s = concurrency / (cs / n) * trainer_nodes;
+      f.cost_per_sample = cs / n / speed;
       f.busy_share = total_core_seconds > 0 ? cs / total_core_seconds : 0;
     }
     f.utilization = f.capacity_samples_per_s > 0 ? std::min(1.0, m.throughput / f.capacity_samples_per_s) : 0;
@@ -103,6 +105,7 @@ void stage_figures(const Scenario& sc, const SimulationOutput& out, RunMetrics& 
     double batches = rec.counter(pipeline_counters::batches());
     double per_sample = collate / (batches * static_cast<double>(sc.pipeline.batch_size));
     f.capacity_samples_per_s = concurrency / per_sample * trainer_nodes;
+    f.cost_per_sample = per_sample / speed;
     f.utilization = std::min(1.0, m.throughput / f.capacity_samples_per_s);
     f.busy_share = collate / total_core_seconds;
     m.stages.push_back(f);

@@ -24,6 +24,7 @@ struct StageFigure {
   double capacity_samples_per_s = 0; // what the stage could deliver alone with its workers and cores
   double utilization = 0;            // achieved / capacity
   double busy_share = 0;             // share of the workers' time spent in this stage
+  double cost_per_sample = 0;        // seconds one of the workers' cores spends per sample (0: read)
 };
 
 struct LinkFigure {
@@ -87,6 +88,7 @@ struct RunMetrics {
   int ranks = 0;
   int simulated_nodes = 0; // trainer nodes simulated in detail (replica folding: 2 of many)
   int workers_per_node = 0;
+  double worker_cores = 0; // cores the pipeline workers of one trainer node may use (service: its share)
 
   // Cost of one step, one epoch and one million samples at cost_per_hour (0 when nothing ran).
   double cost_per_step() const { return cost_per_hour / 3600.0 * step_mean; }

@@ -39,7 +39,8 @@ nlohmann::ordered_json metrics_to_json(const RunMetrics& m) {
     stages.push_back({{"name", s.name},
                       {"capacity_samples_per_s", s.capacity_samples_per_s},
                       {"utilization", s.utilization},
-                      {"busy_share", s.busy_share}});
+                      {"busy_share", s.busy_share},
+                      {"cost_per_sample_s", s.cost_per_sample}});
   j["stages"] = stages;
   j["input_analysis_s_per_step"] = {{"read_on_demand", m.input_analysis.read_on_demand},
                                     {"read_in_advance", m.input_analysis.read_in_advance},
@@ -75,6 +76,7 @@ nlohmann::ordered_json metrics_to_json(const RunMetrics& m) {
   j["memory"] = {{"footprint_bytes", m.memory_footprint}, {"capacity_bytes", m.memory_capacity}};
   j["padded_fraction"] = m.padded_fraction;
   j["pipeline_workers_per_node"] = m.workers_per_node;
+  j["pipeline_worker_cores"] = m.worker_cores;
   j["cost"] = {{"per_hour_usd", m.cost_per_hour},
                {"per_step_usd", m.cost_per_step()},
                {"per_epoch_usd", m.cost_per_epoch()},
@@ -113,7 +115,8 @@ RunMetrics metrics_from_json(const nlohmann::ordered_json& j) {
     m.bottleneck_utilization = number(bn.at("utilization"));
     for (const auto& s : j.at("stages"))
       m.stages.push_back({s.at("name").get<std::string>(), number(s.at("capacity_samples_per_s")),
-                          number(s.at("utilization")), number(s.at("busy_share"))});
+                          number(s.at("utilization")), number(s.at("busy_share")),
+                          number(s.at("cost_per_sample_s"))});
     const auto& ia = j.at("input_analysis_s_per_step");
     m.input_analysis = {number(ia.at("read_on_demand")), number(ia.at("read_in_advance")),
                         number(ia.at("preprocessing_core_seconds")), number(ia.at("enqueue_to_device"))};
@@ -148,6 +151,7 @@ RunMetrics metrics_from_json(const nlohmann::ordered_json& j) {
     m.memory_capacity = number(j.at("memory").at("capacity_bytes"));
     m.padded_fraction = number(j.at("padded_fraction"));
     m.workers_per_node = j.at("pipeline_workers_per_node").get<int>();
+    m.worker_cores = number(j.at("pipeline_worker_cores"));
     m.cost_per_hour = number(j.at("cost").at("per_hour_usd"));
     m.dataset_samples = number(j.at("dataset_samples"));
     m.samples_consumed = number(j.at("samples_consumed"));

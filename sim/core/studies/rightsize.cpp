@@ -1,13 +1,16 @@
 #include "sim/core/studies/rightsize.hpp"
 
 #include "sim/core/base/errors.hpp"
+#include "sim/core/studies/cores_needed.hpp"
 #include "sim/core/studies/sweep_row.hpp"
+#include "sim/core/run/isolated.hpp"
 #include "sim/core/base/units_parse.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <sstream>
 
 namespace mlsim {
 namespace {
@@ -102,86 +105,228 @@ Target parse_target(const std::string& text) {
   return t;
 }
 
-RightsizeResult rightsize(const RightsizeOptions& o) {
-  // The candidates: numeric, ascending, each once.
+namespace {
+
+// The candidates of one axis: numeric, ascending, each once.
+std::vector<std::pair<double, std::string>> candidates_of(const SweepAxis& axis) {
   std::vector<std::pair<double, std::string>> cands;
-  for (const auto& v : o.axis.values) {
+  for (const auto& v : axis.values) {
     char* end = nullptr;
     double x = std::strtod(v.c_str(), &end);
     if (v.empty() || *end != '\0')
-      throw InputError("--vary " + o.axis.key, "", "numeric values (rightsize looks for the smallest)", "'" + v + "'");
+      throw InputError("--vary " + axis.key, "", "numeric values (rightsize looks for the smallest)", "'" + v + "'");
     cands.emplace_back(x, v);
   }
   std::sort(cands.begin(), cands.end());
   cands.erase(std::unique(cands.begin(), cands.end(), [](auto& a, auto& b) { return a.first == b.first; }),
               cands.end());
-  std::vector<std::vector<std::string>> variants;
-  for (const auto& [x, v] : cands) {
-    variants.push_back(o.base_overrides);
-    variants.back().push_back(o.axis.key + "=" + v);
-  }
-  validate_variants(o.scenario, variants);
+  return cands;
+}
 
-  RightsizeResult result;
-  result.candidates = cands.size();
-  result.method = "bisection";
-  std::map<size_t, CurvePoint> seen;
-  bool failed_point = false;
-  auto evaluate = [&](const std::vector<size_t>& which) {
-    simulate_variants(o.scenario, variants, which, o.jobs, [&](size_t i, const VariantResult& r) {
-      CurvePoint c{i, cands[i].second, cands[i].first, r, std::nullopt, false};
+// The points simulated so far, by their values (one per axis), shared by the searches of every axis.
+struct Search {
+  const RightsizeOptions& o;
+  std::map<std::vector<std::string>, CurvePoint> done;
+  std::vector<std::vector<std::string>> order; // every point simulated
+
+  std::vector<std::string> overrides(const std::vector<std::string>& values) const {
+    auto v = o.base_overrides;
+    for (size_t a = 0; a < values.size(); ++a)
+      v.push_back(o.axes[a].key + "=" + values[a]);
+    return v;
+  }
+  // Simulates the points not simulated yet, `jobs` at a time.
+  void simulate(const std::vector<std::vector<std::string>>& points) {
+    std::vector<std::vector<std::string>> fresh, variants;
+    for (const auto& p : points)
+      if (!done.count(p) && std::find(fresh.begin(), fresh.end(), p) == fresh.end()) {
+        fresh.push_back(p);
+        variants.push_back(overrides(p));
+      }
+    std::vector<size_t> all(fresh.size());
+    for (size_t i = 0; i < all.size(); ++i)
+      all[i] = i;
+    simulate_variants(o.scenario, variants, all, o.jobs, [&](size_t i, const VariantResult& r) {
+      CurvePoint c{fresh[i], r, std::nullopt, false};
       if (r.ok) {
         c.figure = report_figure(r.metrics, o.target.figure);
         c.meets = o.target.met(*c.figure);
-      } else {
-        failed_point = true;
       }
-      seen[i] = c;
+      done[fresh[i]] = c;
     });
-  };
-
-  size_t n = cands.size(), k = static_cast<size_t>(std::max(1, o.jobs));
-  std::vector<size_t> first = {0, n - 1};
-  size_t interior = k >= 3 ? k - 2 : 1; // at least three points to judge monotony
-  for (size_t j : probes_between(0, n - 1, interior, seen))
-    first.push_back(j);
-  std::sort(first.begin(), first.end());
-  first.erase(std::unique(first.begin(), first.end()), first.end());
-  evaluate(first);
-  for (;;) {
-    if (seen.at(0).meets)
-      break; // the smallest candidate already meets the target
-    if (failed_point || !monotone(seen)) {
-      result.method = "scan";
-      std::vector<size_t> rest;
-      for (size_t i = 0; i < n; ++i)
-        if (!seen.count(i))
-          rest.push_back(i);
-      evaluate(rest);
-      break;
-    }
-    // Monotone so far: the passing values form one end of the range; bracket its edge.
-    size_t lo = 0;
-    std::optional<size_t> hi;
-    for (const auto& [i, c] : seen) {
-      if (c.meets && !hi)
-        hi = i;
-      if (!c.meets && !hi)
-        lo = i;
-    }
-    if (!hi)
-      break; // not even the largest value meets it (and the figure is monotone)
-    auto next = probes_between(lo, *hi, k, seen);
-    if (next.empty())
-      break;
-    evaluate(next);
+    for (const auto& p : fresh)
+      order.push_back(p);
   }
-  for (auto& [i, c] : seen) {
-    result.curve.push_back(c);
-    if (c.meets && !result.answer)
+
+  // The smallest value of axis `a` that meets the target, the others as in `at`; and the method used.
+  std::pair<std::optional<std::string>, std::string> axis(size_t a, std::vector<std::string> at) {
+    const auto cands = candidates_of(o.axes[a]);
+    auto point = [&](size_t i) {
+      at[a] = cands[i].second;
+      return at;
+    };
+    std::map<size_t, CurvePoint> seen;
+    bool failed_point = false;
+    auto evaluate = [&](const std::vector<size_t>& which) {
+      std::vector<std::vector<std::string>> pts;
+      for (size_t i : which)
+        pts.push_back(point(i));
+      simulate(pts);
+      for (size_t i : which) {
+        seen[i] = done.at(point(i));
+        failed_point = failed_point || !seen[i].result.ok;
+      }
+    };
+    std::string method = "bisection";
+    size_t n = cands.size(), k = static_cast<size_t>(std::max(1, o.jobs));
+    std::vector<size_t> first = {0, n - 1};
+    size_t interior = k >= 3 ? k - 2 : 1; // at least three points to judge monotony
+    for (size_t j : probes_between(0, n - 1, interior, seen))
+      first.push_back(j);
+    std::sort(first.begin(), first.end());
+    first.erase(std::unique(first.begin(), first.end()), first.end());
+    evaluate(first);
+    for (;;) {
+      if (seen.at(0).meets)
+        break; // the smallest candidate already meets the target
+      if (failed_point || !monotone(seen)) {
+        method = "scan";
+        std::vector<size_t> rest;
+        for (size_t i = 0; i < n; ++i)
+          if (!seen.count(i))
+            rest.push_back(i);
+        evaluate(rest);
+        break;
+      }
+      // Monotone so far: the passing values form one end of the range; bracket its edge.
+      size_t lo = 0;
+      std::optional<size_t> hi;
+      for (const auto& [i, c] : seen) {
+        if (c.meets && !hi)
+          hi = i;
+        if (!c.meets && !hi)
+          lo = i;
+      }
+      if (!hi)
+        break; // not even the largest value meets it (and the figure is monotone)
+      auto next = probes_between(lo, *hi, k, seen);
+      if (next.empty())
+        break;
+      evaluate(next);
+    }
+    for (const auto& [i, c] : seen)
+      if (c.meets)
+        return {cands[i].second, method};
+    return {std::nullopt, method};
+  }
+};
+
+} // namespace
+
+RightsizeResult rightsize(const RightsizeOptions& o) {
+  RightsizeResult result;
+  result.candidates = 1;
+  std::vector<std::string> at; // every axis at its largest value
+  for (const auto& axis : o.axes) {
+    auto cands = candidates_of(axis);
+    result.candidates *= cands.size();
+    at.push_back(cands.back().second);
+  }
+  // Every point's overrides parse before anything is simulated: one axis at a time, the others at their largest.
+  std::vector<std::vector<std::string>> variants;
+  for (size_t a = 0; a < o.axes.size(); ++a)
+    for (const auto& [x, v] : candidates_of(o.axes[a])) {
+      auto p = at;
+      p[a] = v;
+      variants.push_back(p);
+    }
+  Search search{o, {}, {}};
+  std::vector<std::vector<std::string>> parsed;
+  for (const auto& p : variants)
+    parsed.push_back(search.overrides(p));
+  validate_variants(o.scenario, parsed);
+
+  const auto largest = at;
+  std::optional<std::string> found;
+  for (size_t a = 0; a < o.axes.size(); ++a) {
+    auto [value, method] = search.axis(a, at);
+    result.method += (a ? ", " : "") + method;
+    if (!value) { // only the first axis can fail: the others start from a passing point
+      found.reset();
+      break;
+    }
+    at[a] = *value;
+    found = value;
+  }
+  // The curve by value, first key first (numerically: "10" after "9").
+  auto numeric = [](const std::vector<std::string>& v) {
+    std::vector<double> x;
+    for (const auto& s : v)
+      x.push_back(std::strtod(s.c_str(), nullptr));
+    return x;
+  };
+  std::sort(search.order.begin(), search.order.end(),
+            [&](const auto& a, const auto& b) { return numeric(a) < numeric(b); });
+  for (const auto& p : search.order) {
+    result.curve.push_back(search.done.at(p));
+    if (found && p == at)
       result.answer = result.curve.size() - 1;
   }
+  if (!result.answer) {
+    const CurvePoint& best = search.done.at(largest);
+    if (best.result.ok)
+      result.limiter = find_limiter(load_scenario_file(o.scenario, search.overrides(largest)), best.result.metrics,
+                                    o.target.figure == "stall" ? o.target.threshold : kStallTarget);
+  }
   return result;
+}
+
+std::vector<SweepAxis> rightsize_axes(const std::vector<std::string>& specs, const Scenario& sc) {
+  const PipelineCores pc = pipeline_cores(sc);
+  const std::map<std::string, std::string> short_names{
+      {"cores", pc.key}, {"workers", "pipeline.workers"}, {"prefetch", "pipeline.prefetch"}};
+  std::vector<std::string> words; // KEY=VALUES or a bare short name
+  for (const auto& spec : specs) {
+    if (spec.find('=') != std::string::npos) {
+      words.push_back(spec);
+      continue;
+    }
+    std::stringstream names(spec);
+    for (std::string name; std::getline(names, name, ',');) {
+      name.erase(0, name.find_first_not_of(' '));
+      name.erase(name.find_last_not_of(' ') + 1);
+      if (!short_names.count(name))
+        throw InputError("--vary " + spec, "", "KEY=VALUES, or short names among cores, workers, prefetch",
+                         "'" + name + "'");
+      words.push_back(name);
+    }
+  }
+  const int most_cores = std::min(pc.current * 8, pc.service ? 512 : 4096);
+  std::vector<SweepAxis> axes;
+  for (const auto& w : words) {
+    size_t eq = w.find('=');
+    std::string name = w.substr(0, eq), rest = eq == std::string::npos ? "" : w.substr(eq);
+    name.erase(name.find_last_not_of(' ') + 1);
+    if (auto it = short_names.find(name); it != short_names.end()) {
+      if (rest.empty())
+        rest = name == "cores"     ? "=1.." + std::to_string(most_cores)
+               : name == "prefetch" ? "=0.." + std::to_string(kMaxPrefetch)
+                                    : "";
+      if (rest.empty()) { // workers: up to the most cores any point has
+        int top = most_cores;
+        for (const auto& a : axes)
+          if (a.key == pc.key)
+            top = static_cast<int>(std::strtod(candidates_of(a).back().second.c_str(), nullptr));
+        rest = "=1.." + std::to_string(top);
+      }
+      name = it->second;
+    }
+    axes.push_back(parse_axis(name + rest));
+    for (size_t a = 0; a + 1 < axes.size(); ++a)
+      if (axes[a].key == axes.back().key)
+        throw InputError("--vary " + w, "", "each key once", "'" + axes.back().key + "' again");
+  }
+  return axes;
 }
 
 } // namespace mlsim

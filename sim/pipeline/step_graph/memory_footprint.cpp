@@ -35,10 +35,12 @@ Saves saved_by(const Op& op) {
 } // namespace
 
 MemoryFootprint memory_footprint(const OpGraph& forward, PrecisionPolicy policy, Optimizer optimizer,
-                                 Bytes input_batch) {
+                                 Bytes input_batch, const AllocatorRounding& allocator) {
   MemoryFootprint m;
   double params = 0.0;
   m.activations = input_batch;
+  std::vector<Bytes> tensors{input_batch}; // each a block of its own, for the allocator
+  std::vector<double> op_params;
   std::set<size_t> saved; // ops whose output tensor stays alive for the backward pass, each once
   Bytes largest{0.0};
   for (size_t i = 0; i < forward.ops.size(); ++i) {
@@ -46,6 +48,8 @@ MemoryFootprint memory_footprint(const OpGraph& forward, PrecisionPolicy policy,
     if (op.placement != OpPlacement::device)
       continue;
     params += op.owned_parameters;
+    if (op.owned_parameters > 0)
+      op_params.push_back(op.owned_parameters);
     Bytes out = element_size(op.out_dtype) * op.out_elements;
     largest = max(largest, out);
     switch (saved_by(op)) {
@@ -54,20 +58,36 @@ MemoryFootprint memory_footprint(const OpGraph& forward, PrecisionPolicy policy,
         saved.insert(p);
       break;
     case Saves::output: saved.insert(i); break;
-    case Saves::mask: m.activations += Bytes(op.out_elements); break;
+    case Saves::mask:
+      m.activations += Bytes(op.out_elements);
+      tensors.push_back(Bytes(op.out_elements));
+      break;
     case Saves::nothing: break;
     }
   }
   for (size_t i : saved)
-    if (forward.ops[i].placement == OpPlacement::device)
-      m.activations += element_size(forward.ops[i].out_dtype) * forward.ops[i].out_elements;
+    if (forward.ops[i].placement == OpPlacement::device) {
+      Bytes t = element_size(forward.ops[i].out_dtype) * forward.ops[i].out_elements;
+      m.activations += t;
+      tensors.push_back(t);
+    }
   // The backward pass holds, besides the saved tensors, the gradient flowing in and the one flowing out of
   // the op it runs: at most twice the largest activation.
   m.workspace = largest * 2.0;
+  tensors.insert(tensors.end(), 2, largest);
   Bytes master = element_size(master_dtype(policy));
-  m.weights = master * params + (keeps_16bit_weight_copies(policy) ? Bytes(2.0) * params : Bytes(0.0));
+  const bool copies = keeps_16bit_weight_copies(policy);
+  const double states = optimizer_state_tensors(optimizer);
+  m.weights = master * params + (copies ? Bytes(2.0) * params : Bytes(0.0));
   m.gradients = master * params;
-  m.optimizer_state = master * (params * optimizer_state_tensors(optimizer));
+  m.optimizer_state = master * (params * states);
+  // Per op: its weights, their gradients, each optimizer state, and the 16-bit copy.
+  for (double p : op_params) {
+    tensors.insert(tensors.end(), 2 + static_cast<size_t>(states), master * p);
+    if (copies)
+      tensors.push_back(Bytes(2.0 * p));
+  }
+  m.allocator = allocator.reserved(tensors) - m.tensors();
   return m;
 }
 
@@ -81,7 +101,8 @@ void check_fits(const MemoryFootprint& m, Bytes capacity, long batch, const std:
                    "batch " + std::to_string(batch) + " needing " + format_bytes(m.total()) + " (weights " +
                        format_bytes(m.weights) + ", gradients " + format_bytes(m.gradients) +
                        ", optimizer state " + format_bytes(m.optimizer_state) + ", activations saved for backward " +
-                       format_bytes(m.activations) + ", backward working set " + format_bytes(m.workspace) + ")");
+                       format_bytes(m.activations) + ", backward working set " + format_bytes(m.workspace) +
+                       ", allocator rounding " + format_bytes(m.allocator) + ")");
 }
 
 } // namespace mlsim

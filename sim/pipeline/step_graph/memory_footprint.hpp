@@ -13,15 +13,19 @@
 //                 precision where the op computes in 16-bit)
 //   workspace   = 2 x the largest activation: the gradient into and out of
 //                 the backward op that runs
-// P counts only parameters of device-placed ops. Ignores: allocator
-// fragmentation (PyTorch's caching allocator rounds blocks to 512 B and large
-// ones to 2 MB, small next to CNN activations), cuDNN algorithm workspaces,
-// the CUDA context (a few hundred MB outside the framework's accounting),
-// activation recomputation.
+//   allocator   = what the caching allocator reserves for all these tensors
+//                 (one per op and part) beyond their sizes: blocks rounded to
+//                 512 B, segments of 2 MiB / 20 MiB, large tensors rounded to
+//                 2 MiB (allocator_rounding.hpp; the stack's `allocator:`)
+// P counts only parameters of device-placed ops. Ignores: the caching
+// allocator's reuse fragmentation (freed blocks of other sizes), cuDNN
+// algorithm workspaces, the CUDA context (a few hundred MB outside the
+// framework's accounting), activation recomputation.
 // Reference: PyTorch autograd "saved tensors" (torch.autograd.graph
 // saved_tensors_hooks docs); the derivatives in tools/autograd/derivatives.yaml.
 #pragma once
 
+#include "sim/pipeline/step_graph/allocator_rounding.hpp"
 #include "sim/pipeline/step_graph/backward_rules.hpp"
 #include "sim/pipeline/step_graph/op_graph.hpp"
 #include "sim/pipeline/step_graph/precision_policy.hpp"
@@ -31,12 +35,14 @@ namespace mlsim {
 struct MemoryFootprint {
   Bytes weights{0.0}, gradients{0.0}, optimizer_state{0.0}, activations{0.0};
   Bytes workspace{0.0}; // the backward pass's working set beyond the saved tensors
-  Bytes total() const { return weights + gradients + optimizer_state + activations + workspace; }
+  Bytes allocator{0.0}; // reserved by the allocator beyond the tensors' sizes (rounding, segment tails)
+  Bytes tensors() const { return weights + gradients + optimizer_state + activations + workspace; }
+  Bytes total() const { return tensors() + allocator; }
 };
 
 // `forward` has dtypes assigned (after apply_precision).
 MemoryFootprint memory_footprint(const OpGraph& forward, PrecisionPolicy policy, Optimizer optimizer,
-                                 Bytes input_batch);
+                                 Bytes input_batch, const AllocatorRounding& allocator = {});
 
 // Throws InputError naming the batch, the capacity and each part when the footprint does not fit.
 void check_fits(const MemoryFootprint& m, Bytes capacity, long batch, const std::string& accelerator,

@@ -8,7 +8,7 @@ namespace mlsim {
 
 StackProfile parse_stack(const ConfigNode& user) {
   ConfigNode node = resolve_preset(user, "stacks", "stack");
-  node.allow_only({"preset", "name", "source", "sixteen_bit", "tf32", "fusion"});
+  node.allow_only({"preset", "name", "source", "sixteen_bit", "tf32", "fusion", "allocator"});
   StackProfile s;
   s.name = node.get_string("name", user.is_scalar() ? user.as_string()
                                                     : node.get_string("preset", "inline stack"));
@@ -17,6 +17,11 @@ StackProfile parse_stack(const ConfigNode& user) {
   std::string fusion = node.get_choice("fusion", {"none", "xla", "torch_compile"}, std::string("none"));
   s.fusion = fusion == "xla" ? FusionPolicy::xla : fusion == "torch_compile" ? FusionPolicy::torch_compile
                                                                              : FusionPolicy::none;
+  if (ConfigNode a = node.child("allocator"); a.defined()) {
+    a.allow_only({"block", "segment"});
+    s.allocator.block = a.get_quantity<Bytes>("block", s.allocator.block);
+    s.allocator.segment = a.get_quantity<Bytes>("segment", s.allocator.segment, false);
+  }
   if (ConfigNode paths = node.child("sixteen_bit"); paths.defined()) {
     paths.allow_only({"matmul", "conv", "elementwise", "reduction", "copy"});
     for (const auto& kind : paths.keys()) {

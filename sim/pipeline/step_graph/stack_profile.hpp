@@ -9,11 +9,14 @@
 //                   memory-bound op of its own
 // `tf32`: whether fp32 matmul/conv may use TF32 tensor cores under the tf32 policy.
 // `fusion`: how the framework fuses kernels (none | xla | torch_compile; fusion.hpp).
+// `allocator: {block, segment}`: the device allocator's rounding (allocator_rounding.hpp;
+// default PyTorch's caching allocator, 512 B blocks and 2 MiB segments).
 // Presets: sim/hardware/presets/stacks.yaml. Ignores: per-kernel algorithm choice
 // (cuDNN autotuning).
 #pragma once
 
 #include "sim/core/base/config_node.hpp"
+#include "sim/pipeline/step_graph/allocator_rounding.hpp"
 #include "sim/pipeline/step_graph/op.hpp"
 
 #include <map>
@@ -31,6 +34,7 @@ struct StackProfile {
   std::map<OpKind, SixteenBitPath> sixteen_bit; // kinds not listed: native
   bool tf32 = true;
   FusionPolicy fusion = FusionPolicy::none;
+  AllocatorRounding allocator;
 
   SixteenBitPath path_for(OpKind k) const {
     auto it = sixteen_bit.find(k);

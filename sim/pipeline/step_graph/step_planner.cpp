@@ -43,7 +43,7 @@ StepGraph build_step_graph(const GraphModel& model, const AcceleratorSpec& acc, 
   } catch (const InputError& e) {
     throw InputError(model.where + ": " + e.what()); // shape errors found while building, placed at model:
   }
-  s.memory = memory_footprint(forward, model.precision, model.optimizer, input_batch);
+  s.memory = memory_footprint(forward, model.precision, model.optimizer, input_batch, model.stack.allocator);
   check_fits(s.memory, acc.memory_size, batch, acc.name, model.where);
   s.training = fuse_ops(add_backward_and_optimizer(forward, model.optimizer, master_dtype(model.precision)),
                        model.stack.fusion);
@@ -106,6 +106,7 @@ StepPlan plan_graph_step(const GraphModel& model, const AcceleratorSpec& acc, lo
   plan.gradients_bytes = s.memory.gradients;
   plan.optimizer_state_bytes = s.memory.optimizer_state;
   plan.activations_bytes = s.memory.activations;
+  plan.allocator_bytes = s.memory.allocator;
   return plan;
 }
 

@@ -6,6 +6,8 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include "sim/validate/gpu/cuda_util.cuh"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -18,15 +20,13 @@ namespace mlsim::validate {
 
 namespace {
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-}
+using namespace cuda_util;
+using cuda_util::check; // overloaded below for the library's status type
+
 void check(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS)
     throw std::runtime_error(std::string(what) + ": cuBLAS status " + std::to_string(static_cast<int>(s)));
 }
-#define CK(x) check((x), #x)
 
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -56,56 +56,6 @@ __global__ void cast_to_float(const __half* __restrict__ in, float* __restrict__
     out[i] = __half2float(in[i]);
 }
 __global__ void empty_kernel() {}
-
-// Pseudo-random operands in [-1, 1) from the element index (a splitmix64 step): GEMMs on all-zero
-// operands run faster than on data (less switching, higher clocks), which would overstate the peaks.
-__device__ float unit_hash(size_t i) {
-  unsigned long long x = (i + 1) * 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  x ^= x >> 31;
-  return static_cast<float>(x >> 40) * (2.0f / 16777216.0f) - 1.0f;
-}
-__global__ void fill_f32(float* p, size_t n) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
-    p[i] = unit_hash(i);
-}
-__global__ void fill_f16(__half* p, size_t n) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
-    p[i] = __float2half_rn(unit_hash(i));
-}
-__global__ void fill_bf16(__nv_bfloat16* p, size_t n) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
-    p[i] = __float2bfloat16_rn(unit_hash(i));
-}
-// Fills `n` elements of `type` at `p` with pseudo-random values.
-void fill_random(void* p, size_t n, cudaDataType_t type) {
-  if (type == CUDA_R_16F)
-    fill_f16<<<1024, 256>>>(static_cast<__half*>(p), n);
-  else if (type == CUDA_R_16BF)
-    fill_bf16<<<1024, 256>>>(static_cast<__nv_bfloat16*>(p), n);
-  else
-    fill_f32<<<1024, 256>>>(static_cast<float*>(p), n);
-  check(cudaGetLastError(), "fill_random");
-  check(cudaDeviceSynchronize(), "fill_random");
-}
-
-// Times `iters` back-to-back launches of `f` with events; returns seconds per launch.
-template <typename F> double event_time(int iters, F&& f) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  CK(cudaEventRecord(a));
-  for (int i = 0; i < iters; ++i)
-    f();
-  CK(cudaEventRecord(b));
-  CK(cudaEventSynchronize(b));
-  float ms = 0.f;
-  CK(cudaEventElapsedTime(&ms, a, b));
-  CK(cudaEventDestroy(a));
-  CK(cudaEventDestroy(b));
-  return ms * 1e-3 / iters;
-}
 
 struct DtypeSpec {
   const char* name;
@@ -173,6 +123,8 @@ GpuBenchResult run_gpu_bench(int reps, bool quick) {
   }
   shapes.push_back({8192, 8192, 256});
   shapes.push_back({256, 8192, 8192});
+  shapes.push_back({32, 8192, 8192}); // skinny: only small tiles fit, which shows their efficiency
+  shapes.push_back({64, 8192, 8192});
   const size_t max_elems = size_t(8192 + 1) * (8192 + 1);
   void *A, *B, *C;
   CK(cudaMalloc(&A, max_elems * 4));
@@ -206,6 +158,17 @@ GpuBenchResult run_gpu_bench(int reps, bool quick) {
     }));
   t.erase(t.begin());
   r.hbm_Bps = 2.0 * bytes / median_of(t);
+  // The same copy over sizes: a small kernel sees its latency, a large one the achievable bandwidth.
+  for (size_t sz = size_t(64) << 10; sz <= bytes; sz *= 4) {
+    const int grid_sz = static_cast<int>(std::min<size_t>(grid, (sz / 16 + block - 1) / block));
+    std::vector<double> v;
+    for (int i = 0; i <= reps; ++i)
+      v.push_back(event_time(20, [&] {
+        copy_kernel<<<grid_sz, block>>>(static_cast<const float4*>(src), static_cast<float4*>(dst), sz / 16);
+      }));
+    v.erase(v.begin());
+    r.hbm_copies.push_back({2.0 * sz, median_of(v)});
+  }
   const size_t nf = bytes / 4;
   t.clear();
   for (int i = 0; i <= reps; ++i)
@@ -257,6 +220,16 @@ GpuBenchResult run_gpu_bench(int reps, bool quick) {
     t.push_back((host_now() - t0) / 1000);
   }
   r.launch_overhead_s = median_of(t);
+
+  cudaFree(src);
+  cudaFree(dst);
+  src = dst = nullptr;
+  try {
+    r.conv = run_conv_bench(reps, quick, r.conv_note);
+  } catch (const std::exception& e) { // the GEMM, HBM and PCIe results stand without the convolutions
+    r.conv.clear();
+    r.conv_note = std::string("cuDNN sweep failed: ") + e.what();
+  }
 
   cudaFreeHost(pinned);
   cudaFree(src);

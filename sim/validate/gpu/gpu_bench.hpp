@@ -8,7 +8,14 @@
 //   a float4 copy kernel -> HBM bandwidth (bytes read + written); fp32<->fp16
 //   cast kernels; cudaMemcpy host<->device, pinned and pageable,
 //   4 KiB .. 256 MiB -> PCIe latency and bandwidth; back-to-back empty-kernel
-//   launches -> launch overhead.
+//   launches -> launch overhead; the copy kernel over sizes (64 KiB .. 1 GiB)
+//   -> HBM latency and achievable fraction.
+// conv_bench_cudnn.cu (cuDNN found at configure time): cuDNN convolutions,
+//   forward, backward-data and backward-filter, over ResNet-50's shapes, fp32
+//   (FMA only), tf32 and fp16 (tensor-op math), NHWC, the algorithm cuDNN's
+//   heuristics rank first (as frameworks do without autotuning); a direction
+//   cuDNN cannot run for a shape is skipped and named in the note;
+//   conv_bench_nocudnn.cpp says "built without cuDNN" and measures none.
 // gpu_bench_nocuda.cpp (no toolkit) says "built without CUDA".
 // Ignores: multiple GPUs (device 0 only), clocks and power states, MIG.
 #pragma once
@@ -39,12 +46,38 @@ struct CopyPoint {
   double bytes = 0.0, seconds = 0.0;
 };
 
+// One convolution: N x C x H x W input, K filters of R x S, stride, padding (square).
+struct ConvPoint {
+  std::string op;    // fwd | bwd_data | bwd_filter
+  std::string dtype; // fp32 | tf32 | fp16
+  int n = 0, c = 0, h = 0, w = 0, k = 0, r = 0, s = 0, stride = 1, pad = 0;
+  double seconds = 0.0, spread = 0.0;
+  int out_h() const { return (h + 2 * pad - r) / stride + 1; }
+  int out_w() const { return (w + 2 * pad - s) / stride + 1; }
+  // The same multiply-adds in each direction: N x K x P x Q x C x R x S.
+  double flops() const { return 2.0 * n * k * out_h() * out_w() * double(c) * r * s; }
+  // As the implicit GEMM it runs (m x n x k): fwd N*P*Q x K x C*R*S; bwd_data N*H*W x C x K*R*S;
+  // bwd_filter K x C*R*S x N*P*Q (cuDNN developer guide, "Convolution Formulas").
+  void gemm_dims(double& m, double& n_, double& k_) const {
+    const double pq = double(out_h()) * out_w(), hw = double(h) * w, crs = double(c) * r * s;
+    if (op == "fwd")
+      m = n * pq, n_ = k, k_ = crs;
+    else if (op == "bwd_data")
+      m = n * hw, n_ = c, k_ = double(k) * r * s;
+    else
+      m = k, n_ = crs, k_ = n * pq;
+  }
+};
+
 struct GpuBenchResult {
   GpuInfo info;
   std::vector<GemmPoint> gemm;
   double hbm_Bps = 0.0, cast_f32_f16_Bps = 0.0, cast_f16_f32_Bps = 0.0;
   std::vector<CopyPoint> h2d_pinned, h2d_pageable, d2h_pinned;
   double launch_overhead_s = 0.0;
+  std::vector<CopyPoint> hbm_copies; // copy kernel: bytes read + written, seconds per kernel
+  std::vector<ConvPoint> conv;
+  std::string conv_note; // why there are no convolutions, if so
   int reps = 0;
 };
 
@@ -52,6 +85,8 @@ struct GpuBenchResult {
 GpuInfo probe_gpu();
 // Runs every measurement on device 0; throws std::runtime_error on a CUDA error.
 GpuBenchResult run_gpu_bench(int reps, bool quick);
+// The cuDNN sweep on device 0 (run_gpu_bench calls it); empty with `note` saying why when cuDNN is absent.
+std::vector<ConvPoint> run_conv_bench(int reps, bool quick, std::string& note);
 
 // The GPU consumer of `validate`: per step, copy the batch to the device
 // (pageable host memory) and run `layers` fp16 n x n x n GEMMs, then synchronise.

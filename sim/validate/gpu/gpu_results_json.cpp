@@ -60,12 +60,33 @@ GpuBenchResult read_gpu_results_json(const std::string& path) {
     r.gemm.push_back(p);
   }
   for (auto [key, list] : {std::pair{"h2d_pinned", &r.h2d_pinned}, std::pair{"h2d_pageable", &r.h2d_pageable},
-                           std::pair{"d2h_pinned", &r.d2h_pinned}}) {
+                           std::pair{"d2h_pinned", &r.d2h_pinned}, std::pair{"hbm_copies", &r.hbm_copies}}) {
+    if (list == &r.hbm_copies && !j.contains(key))
+      continue; // files of the first format version have no HBM size sweep
     i = 0;
     for (const auto& c : need(j, key, "a list of copy timings")) {
       const std::string at = std::string(key) + "." + std::to_string(i++) + ".";
       list->push_back({number(c, "bytes", at), number(c, "seconds", at)});
     }
+  }
+  r.conv_note = j.value("conv_note", std::string());
+  i = 0;
+  for (const auto& c : j.contains("conv") ? j.at("conv") : nlohmann::json::array()) {
+    const std::string at = "conv." + std::to_string(i++) + ".";
+    ConvPoint p;
+    p.op = c.value("op", std::string());
+    p.dtype = c.value("dtype", std::string());
+    if (p.op != "fwd" && p.op != "bwd_data" && p.op != "bwd_filter")
+      throw InputError(path, at + "op", "fwd, bwd_data or bwd_filter", "'" + p.op + "'");
+    int* dims[] = {&p.n, &p.c, &p.h, &p.w, &p.k, &p.r, &p.s, &p.stride, &p.pad};
+    const char* names[] = {"n", "c", "h", "w", "k", "r", "s", "stride", "pad"};
+    for (size_t d = 0; d < 9; ++d)
+      *dims[d] = static_cast<int>(number(c, names[d], at));
+    p.seconds = number(c, "seconds", at);
+    p.spread = c.value("spread", 0.0);
+    if (!(p.seconds > 0) || p.n <= 0 || p.c <= 0 || p.k <= 0 || p.stride <= 0 || p.out_h() <= 0 || p.out_w() <= 0)
+      throw InputError(path, at.substr(0, at.size() - 1), "positive dims, stride and time", c.dump());
+    r.conv.push_back(p);
   }
   return r;
 }

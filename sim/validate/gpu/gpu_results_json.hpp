@@ -4,11 +4,15 @@
 // fits and writes the profile elsewhere. Header-only and dependency-free so
 // that nvcc alone builds the measuring program (one line):
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I. sim/validate/gpu/gpu_bench.cu
-//        sim/validate/gpu/measure_main.cpp -lcublas -o gpu-measure
+//        sim/validate/gpu/conv_bench_cudnn.cu sim/validate/gpu/measure_main.cpp
+//        -lcublas -lcudnn -o gpu-measure
+// (conv_bench_nocudnn.cpp and no -lcudnn where cuDNN is not installed).
 // Layout: {"format": "mlsim-gpu-results/1", "gpu": {name, driver,
 // memory_bytes}, "reps", "hbm_Bps", "cast_f32_f16_Bps", "cast_f16_f32_Bps",
 // "launch_overhead_s", "gemm": [{dtype, m, n, k, seconds, spread}],
-// "h2d_pinned" | "h2d_pageable" | "d2h_pinned": [{bytes, seconds}]}.
+// "h2d_pinned" | "h2d_pageable" | "d2h_pinned" | "hbm_copies": [{bytes, seconds}],
+// "conv": [{op, dtype, n, c, h, w, k, r, s, stride, pad, seconds, spread}],
+// "conv_note"} (hbm_copies, conv and conv_note may be absent: older files).
 #pragma once
 
 #include "sim/validate/gpu/gpu_bench.hpp"
@@ -54,7 +58,17 @@ inline void write_gpu_results_json(const GpuBenchResult& r, std::ostream& out) {
   copies("h2d_pinned", r.h2d_pinned);
   copies("h2d_pageable", r.h2d_pageable);
   copies("d2h_pinned", r.d2h_pinned);
-  out << "\n}\n";
+  copies("hbm_copies", r.hbm_copies);
+  out << ",\n  \"conv_note\": " << str(r.conv_note) << ",\n  \"conv\": [";
+  for (size_t i = 0; i < r.conv.size(); ++i) {
+    const ConvPoint& c = r.conv[i];
+    out << (i ? ",\n    " : "\n    ") << "{\"op\": " << str(c.op) << ", \"dtype\": " << str(c.dtype)
+        << ", \"n\": " << c.n << ", \"c\": " << c.c << ", \"h\": " << c.h << ", \"w\": " << c.w
+        << ", \"k\": " << c.k << ", \"r\": " << c.r << ", \"s\": " << c.s << ", \"stride\": " << c.stride
+        << ", \"pad\": " << c.pad << ", \"seconds\": " << num(c.seconds) << ", \"spread\": " << num(c.spread)
+        << "}";
+  }
+  out << "]\n}\n";
 }
 
 // Reads what write_gpu_results_json wrote (in the library: nlohmann-json); InputError on a bad file.

@@ -1,0 +1,252 @@
+#include "sim/validate/gpu/kernel_fit.hpp"
+
+#include "sim/hardware/preset_library.hpp"
+#include "sim/validate/fit.hpp"
+#include "sim/validate/stats.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <stdexcept>
+
+namespace mlsim::validate {
+
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+DType dtype_of(const std::string& name) {
+  return name == "fp16" ? DType::fp16 : name == "bf16" ? DType::bf16 : name == "tf32" ? DType::tf32 : DType::fp32;
+}
+bool matrix_path(DType d) { return d != DType::fp32; }
+
+FlopsPerSec datasheet_peak(const AcceleratorSpec& a, DType d) {
+  if (matrix_path(d))
+    if (auto p = a.matrix_peak_for(d))
+      return *p;
+  return a.vector_peak_for(d);
+}
+
+// One timed GEMM as the model sees it.
+struct Sample {
+  DType dtype;
+  double m, n, k, seconds;
+};
+
+// The model's time of one sample with `p` (fractions inside) and launch floor L.
+GemmTiming model_gemm(const KernelParams& p, const AcceleratorSpec& a, const Sample& s, double fraction) {
+  return gemm_time(p, matrix_path(s.dtype), s.m, s.n, s.k, datasheet_peak(a, s.dtype), fraction,
+                   a.memory_bandwidth * p.memory_fraction);
+}
+
+const DType kDtypes[] = {DType::fp32, DType::tf32, DType::fp16, DType::bf16};
+
+struct LinearSolve {
+  double L = 0;
+  std::map<DType, double> fraction;
+  double sse = 0; // squared relative errors
+};
+
+// For reuse saturations fixed in `p`: L and 1/f_d by least squares; twice, so the tile choice follows f.
+LinearSolve solve(KernelParams p, const AcceleratorSpec& a, const std::vector<Sample>& samples) {
+  LinearSolve out;
+  std::map<DType, double> f;
+  for (DType d : kDtypes)
+    f[d] = 1.0;
+  for (int pass = 0; pass < 2; ++pass) {
+    std::vector<std::vector<double>> x;
+    std::vector<double> y;
+    for (const Sample& s : samples) {
+      GemmTiming g = model_gemm(p, a, s, f[s.dtype]);
+      std::vector<double> row(4, 0.0);
+      row[static_cast<size_t>(s.dtype)] = g.compute.value() * f[s.dtype]; // the time at fraction 1
+      x.push_back(row);
+      y.push_back(s.seconds - g.reduction.value());
+    }
+    MultiFit fit = fit_multi(x, y, true, true);
+    out.L = std::max(0.0, fit.a);
+    for (DType d : kDtypes)
+      if (fit.b[static_cast<size_t>(d)] > 0)
+        f[d] = std::min(1.0, 1.0 / fit.b[static_cast<size_t>(d)]);
+  }
+  out.fraction = f;
+  for (const Sample& s : samples) {
+    double t = out.L + model_gemm(p, a, s, f[s.dtype]).total().value();
+    out.sse += std::pow((t - s.seconds) / s.seconds, 2);
+  }
+  return out;
+}
+
+// Golden-section search of log R in [lo, hi] for the least `sse(R)`.
+double refine(double lo, double hi, const std::function<double(double)>& sse) {
+  const double phi = (std::sqrt(5.0) - 1) / 2;
+  double a = std::log(lo), b = std::log(hi);
+  double c = b - phi * (b - a), d = a + phi * (b - a);
+  double fc = sse(std::exp(c)), fd = sse(std::exp(d));
+  for (int i = 0; i < 30; ++i) {
+    if (fc < fd) {
+      b = d, d = c, fd = fc;
+      c = b - phi * (b - a), fc = sse(std::exp(c));
+    } else {
+      a = c, c = d, fc = fd;
+      d = a + phi * (b - a), fd = sse(std::exp(d));
+    }
+  }
+  return std::exp((a + b) / 2);
+}
+
+// The best saturation of one path (`matrix` or not), the other held in `p`.
+double best_reuse(const KernelParams& p0, bool matrix, const AcceleratorSpec& a, const std::vector<Sample>& samples) {
+  KernelParams p = p0;
+  auto sse = [&](double R) {
+    (matrix ? p.saturating_reuse : p.vector_saturating_reuse) = R;
+    return solve(p, a, samples).sse;
+  };
+  std::vector<double> grid;
+  for (double R = 4; R <= 512 * 1.001; R *= std::sqrt(2.0))
+    grid.push_back(R);
+  size_t best = 0;
+  std::vector<double> e;
+  for (double R : grid)
+    e.push_back(sse(R));
+  for (size_t i = 1; i < grid.size(); ++i)
+    if (e[i] < e[best])
+      best = i;
+  const double worst = *std::max_element(e.begin(), e.end());
+  if (worst - e[best] <= 1e-9 * worst + 1e-18) // the sweep's shapes do not show the saturation: keep the preset's
+    return matrix ? p0.saturating_reuse : p0.vector_saturating_reuse;
+  return refine(grid[best > 0 ? best - 1 : 0], grid[std::min(best + 1, grid.size() - 1)], sse);
+}
+
+double median_of(std::vector<double> v) { return v.empty() ? 0.0 : median(v); }
+
+} // namespace
+
+std::optional<AcceleratorSpec> datasheet_for(const GpuInfo& gpu) {
+  const std::string name = lower(gpu.name);
+  std::optional<AcceleratorSpec> best;
+  for (const auto& preset : preset_names("accelerators")) {
+    const std::string family = preset.substr(0, preset.find('-'));
+    if (family.size() < 3 || name.find(family) == std::string::npos)
+      continue;
+    AcceleratorSpec a = accelerator_preset(preset);
+    if (!a.kernels.has_tiles())
+      continue;
+    if (!best || std::abs(a.memory_size.value() - gpu.memory_bytes) < std::abs(best->memory_size.value() - gpu.memory_bytes))
+      best = a;
+  }
+  return best;
+}
+
+KernelFit fit_kernel_params(const GpuBenchResult& r, const AcceleratorSpec& datasheet) {
+  KernelFit out;
+  out.datasheet = datasheet.name;
+  KernelParams p = datasheet.kernels;
+  // HBM first: split-k partial sums go through memory at the fitted rate.
+  std::vector<double> bytes, secs;
+  for (const auto& c : r.hbm_copies) {
+    bytes.push_back(c.bytes);
+    secs.push_back(c.seconds);
+  }
+  const double bw = datasheet.memory_bandwidth.value();
+  if (bytes.size() >= 2) {
+    LinearFit f = fit_linear(bytes, secs);
+    p.memory_latency = Seconds(f.a);
+    p.memory_fraction = f.b > 0 ? std::clamp(1.0 / (f.b * bw), 0.01, 1.0) : p.memory_fraction;
+    out.memory_r2 = f.r2;
+    out.memory_points = static_cast<int>(bytes.size());
+  } else if (r.hbm_Bps > 0) {
+    p.memory_fraction = std::clamp(r.hbm_Bps / bw, 0.01, 1.0);
+    out.memory_points = 1;
+  }
+
+  std::vector<Sample> samples;
+  for (const auto& g : r.gemm)
+    if (g.aligned())
+      samples.push_back({dtype_of(g.dtype), double(g.m), double(g.n), double(g.k), g.seconds});
+  if (samples.size() < 3)
+    throw std::invalid_argument("fit_kernel_params: fewer than 3 aligned GEMM timings");
+  // Coordinate search: the matrix path's saturation, then the vector path's, then the matrix path's again.
+  p.saturating_reuse = best_reuse(p, true, datasheet, samples);
+  p.vector_saturating_reuse = best_reuse(p, false, datasheet, samples);
+  p.saturating_reuse = best_reuse(p, true, datasheet, samples);
+  LinearSolve s = solve(p, datasheet, samples);
+  p.matrix_fraction.clear();
+  p.vector_fraction.clear();
+  for (DType d : kDtypes) {
+    bool measured = std::any_of(samples.begin(), samples.end(), [&](const Sample& x) { return x.dtype == d; });
+    if (measured)
+      (matrix_path(d) ? p.matrix_fraction : p.vector_fraction)[d] = s.fraction[d];
+  }
+  out.launch_floor_s = s.L;
+  std::vector<double> y, yhat;
+  for (const Sample& x : samples) {
+    y.push_back(x.seconds);
+    yhat.push_back(s.L + model_gemm(p, datasheet, x, s.fraction[x.dtype]).total().value());
+    out.gemm_max_rel_residual = std::max(out.gemm_max_rel_residual, std::abs(yhat.back() - y.back()) / y.back());
+  }
+  out.gemm_r2 = r_squared(y, yhat);
+  out.gemm_points = static_cast<int>(samples.size());
+  p.source = fmt::format("fitted by mlsim calibrate to {} cuBLAS GEMMs{} on {} ({}), against the {} datasheet",
+                         samples.size(), r.conv.empty() ? "" : fmt::format(" and {} cuDNN convolutions", r.conv.size()),
+                         r.info.name, r.info.driver, datasheet.name);
+  out.params = p;
+
+  // The table: GEMMs per dtype, then convolutions per direction and dtype.
+  auto row = [&](const std::string& op_class, const std::string& dtype, const std::vector<double>& achieved,
+                 const std::vector<double>& predicted) {
+    if (achieved.empty())
+      return;
+    out.table.push_back({op_class, dtype, static_cast<int>(achieved.size()), median_of(achieved),
+                         datasheet_peak(datasheet, dtype_of(dtype)).value(), median_of(predicted)});
+  };
+  for (const char* d : {"fp32", "tf32", "fp16", "bf16"}) {
+    std::vector<double> achieved, predicted;
+    for (size_t i = 0; i < samples.size(); ++i)
+      if (samples[i].dtype == dtype_of(d)) {
+        const double flops = 2 * samples[i].m * samples[i].n * samples[i].k;
+        achieved.push_back(flops / y[i]);
+        predicted.push_back(flops / yhat[i]);
+      }
+    row("gemm", d, achieved, predicted);
+  }
+  std::vector<double> ratio;
+  for (const char* op : {"fwd", "bwd_data", "bwd_filter"})
+    for (const char* d : {"fp32", "tf32", "fp16"}) {
+      std::vector<double> achieved, predicted;
+      for (const auto& c : r.conv)
+        if (c.op == op && c.dtype == d) {
+          double m, n, k;
+          c.gemm_dims(m, n, k);
+          Sample x{dtype_of(d), m, n, k, c.seconds};
+          const double t = s.L + model_gemm(p, datasheet, x, s.fraction[x.dtype]).total().value();
+          achieved.push_back(c.flops() / c.seconds);
+          predicted.push_back(c.flops() / t);
+          ratio.push_back(t / c.seconds);
+        }
+      row(std::string("conv ") + op, d, achieved, predicted);
+    }
+  out.conv_efficiency = ratio.empty() ? 0.0 : std::min(1.0, median_of(ratio));
+  return out;
+}
+
+std::string efficiency_table(const KernelFit& f) {
+  std::string t = fmt::format("achieved vs datasheet ({}), median per op class:\n", f.datasheet);
+  t += fmt::format("  {:<16} {:<5} {:>6} {:>14} {:>14} {:>10} {:>10}\n", "op class", "dtype", "points",
+                   "achieved TF/s", "datasheet TF/s", "efficiency", "model");
+  for (const auto& r : f.table)
+    t += fmt::format("  {:<16} {:<5} {:>6} {:>14.1f} {:>14.1f} {:>9.1f}% {:>9.1f}%\n", r.op_class, r.dtype, r.points,
+                     r.achieved_flops / 1e12, r.datasheet_flops / 1e12, 100 * r.achieved_flops / r.datasheet_flops,
+                     100 * r.predicted_flops / r.datasheet_flops);
+  return t;
+}
+
+} // namespace mlsim::validate

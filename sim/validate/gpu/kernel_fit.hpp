@@ -1,0 +1,67 @@
+// The kernel-model parameters (sim/hardware/kernel_model.hpp) fitted to GPU
+// measurements, against the datasheet peaks of the GPU's preset: what share
+// of the datasheet real kernels reach, and why.
+//
+//   GEMM i (aligned dims) of dtype d, on the matrix path (tf32, fp16, bf16) or
+//   the vector path (fp32):
+//     t_i = L + c_i(R) / f_d + reduction_i
+//   c_i(R) = gemm_time at fraction 1 with the preset's tiles and SM count and
+//   tile-reuse saturation R (R_matrix, R_vector). For given R the model is
+//   linear in L (the launch floor) and 1/f_d: weighted least squares with
+//   Eigen (fit_multi, relative errors, so small GEMMs count as much as large
+//   ones). R is searched on a log grid from 4 to 512, then refined by golden
+//   section, per path, for the least squared relative error; the tile choice
+//   is redone with the fitted f (it depends on f through split-k).
+//   The tile efficiency reuse(tile) = min(1, tm tn / (tm + tn) / R) follows.
+//   HBM: the copy kernel over sizes, t = latency + bytes / (fraction x the
+//   datasheet bandwidth) (fit_linear); one size only: the fraction alone.
+//   Convolutions (cuDNN): conv efficiency = the median of (the kernel model's
+//   implicit-GEMM time / the measured time): the accelerator's
+//   `efficiency.conv` (1 where cuDNN does as well as cuBLAS on the same GEMM).
+// The table compares, per op class and dtype, the median achieved rate with
+// the datasheet peak. Ignores: clocks under power limits (the fit absorbs
+// them into f), shapes outside the sweep.
+#pragma once
+
+#include "sim/hardware/accelerator.hpp"
+#include "sim/validate/gpu/gpu_bench.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlsim::validate {
+
+struct EfficiencyRow {
+  std::string op_class; // gemm | conv fwd | conv bwd_data | conv bwd_filter
+  std::string dtype;
+  int points = 0;
+  double achieved_flops = 0;  // median over the points of FLOPs / measured time
+  double datasheet_flops = 0; // the preset's peak on the path the dtype takes
+  double predicted_flops = 0; // median of FLOPs / the fitted model's time
+};
+
+struct KernelFit {
+  std::string datasheet;    // the preset the fractions are of
+  KernelParams params;      // tiles and SM count as the preset; fractions, reuse, memory fitted
+  double launch_floor_s = 0;
+  int gemm_points = 0;
+  double gemm_r2 = 0;              // of the times
+  double gemm_max_rel_residual = 0;
+  double memory_r2 = 0;
+  int memory_points = 0;
+  double conv_efficiency = 0; // 0: no convolutions measured
+  std::vector<EfficiencyRow> table;
+};
+
+// The accelerator preset whose name's family ("h200", "a100", ...) the device name contains, the one with
+// the memory size closest to the measured one; none: no datasheet to fit fractions against.
+std::optional<AcceleratorSpec> datasheet_for(const GpuInfo& gpu);
+
+// Throws std::invalid_argument with fewer than 3 aligned GEMMs.
+KernelFit fit_kernel_params(const GpuBenchResult& r, const AcceleratorSpec& datasheet);
+
+// The table as text, one row per op class and dtype.
+std::string efficiency_table(const KernelFit& fit);
+
+} // namespace mlsim::validate
