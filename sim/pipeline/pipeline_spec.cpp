@@ -87,7 +87,7 @@ StageSpec parse_stage(const ConfigNode& node, const CpuSpec& cpu) {
 PipelineSpec parse_pipeline(const ConfigNode& node, const CpuSpec& cpu) {
   node.allow_only({"framework", "batch_size", "workers", "prefetch", "prefetch_factor", "chunks_per_batch",
                    "pin_memory", "copy", "placement", "service", "stages", "batch", "device_stage",
-                   "framework_costs"});
+                   "framework_costs", "persistent_workers"});
   PipelineSpec p;
   p.framework = node.get_choice("framework", {"tf.data", "pytorch", "keras-generator", "custom"}, "custom");
   p.batch_size = node.get_integer("batch_size", std::nullopt, 1, 10000000); // samples per accelerator
@@ -142,6 +142,8 @@ PipelineSpec parse_pipeline(const ConfigNode& node, const CpuSpec& cpu) {
     p.device_stage.cost = parse_stage_cost(d.required("cost"));
   }
   p.framework_costs = parse_framework_costs(node.child("framework_costs"), p.framework);
+  // PyTorch's default: workers start anew at each epoch (framework_costs.worker_startup).
+  p.persistent_workers = node.get_bool("persistent_workers", p.framework != "pytorch");
   return p;
 }
 
