@@ -243,7 +243,7 @@ void InputPipeline::start_worker(long& started_epoch, const Chunk& c, uint32_t t
     return;
   startup_done_epoch_ = c.epoch;
   const double t0 = sg4::Engine::get_clock();
-  s_.platform->scheduler_of(sg4::this_actor::get_host()).run(cost * kWorkPerSecond);
+  s_.platform->scheduler_of(sg4::this_actor::get_host()).run(Seconds(cost));
   s_.recorder->span(track, s_.recorder->intern("worker start-up"), s_.recorder->intern("input"), t0,
                     sg4::Engine::get_clock());
 }
