@@ -1,11 +1,18 @@
-// Simulation speed: simulated training steps per wall-clock second.
+// Simulation speed: simulated training steps per CPU second (wall time too: it depends on the load).
 //
-//   build/bench/sim_speed            both configurations
-//   build/bench/sim_speed small      one 8-accelerator node, 1,000 steps, 5-stage pipeline
+//   build/bench/sim_speed            small, bare and large
+//   build/bench/sim_speed small      one 8-accelerator node, 1,000 steps, 5-stage pipeline; SimGrid
+//                                    activities started (execs, comms)
+//   build/bench/sim_speed bare       the same steps as plain s4u (bare_s4u_replica.hpp), and the
+//                                    ratio of mlsim's CPU time to it
 //   build/bench/sim_speed large      128 nodes x 8 accelerators, 100 steps (replica folding: 2 nodes simulated)
 //   build/bench/sim_speed unfolded   the same with every node simulated (run.replica_folding: false)
-// Each run happens in its own child process (one SimGrid engine per process);
-// the figure includes loading the scenario and building the platform.
+//   build/bench/sim_speed unfolded 20 1024   1,024 nodes, 20 steps
+// A second argument sets the steps, a third the nodes. Each run happens in its own child process
+// (one SimGrid engine per process); the figure includes loading the scenario and building the
+// platform; peak RSS is the child's.
+#include "bench/bare_s4u_replica.hpp"
+#include "bench/bench_scenario.hpp"
 #include "sim/core/run/isolated.hpp"
 #include "sim/core/run/metrics.hpp"
 #include "sim/core/run/scenario.hpp"
@@ -15,70 +22,86 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include <simgrid/s4u.hpp>
+#include <sys/resource.h>
+
 namespace {
 
-std::string scenario(int nodes, int steps, bool folding) {
-  return fmt::format(R"(name: bench-{nodes}x8
-hardware:
-  nodes:
-    - name: node
-      count: {nodes}
-      cpu: {{preset: epyc-7742}}
-      ram: {{preset: ddr4-512gb-8ch}}
-      disks: [{{name: data, preset: nvme}}]
-      nic: ib-hdr-200
-      pcie: gen4-x16
-      accelerators: {{preset: a100-sxm4-40gb, count: 8}}
-      nvlink: nvlink3
-dataset:
-  samples: 100000000
-  sample_size: {{distribution: lognormal, mean: 110 kB, stddev: 60 kB}}
-  image: {{width: 500, height: 375, channels: 3}}
-  location: local
-pipeline:
-  framework: tf.data
-  batch_size: 256
-  prefetch: 2
-  stages:
-    - read
-    - {{name: decode, cost: {{per_sample: 0.3 ms, per_pixel: 4 ns}}, output: {{dtype: uint8}}}}
-    - {{name: crop, cost: {{per_sample: 0.1 ms, per_pixel: 1 ns}}, output: {{width: 224, height: 224}}}}
-    - {{name: flip, cost: {{per_pixel: 0.5 ns}}}}
-    - {{name: normalize, cost: {{per_pixel: 2 ns}}, output: {{dtype: fp32}}}}
-model: {{name: resnet50, forward_flops_per_sample: 8.2 GFLOP, parameters: 25.6e6, dtype: fp16}}
-run: {{steps: {steps}, warmup_steps: {warmup}, seed: 1, replica_folding: {folding}}}
-)",
-                     fmt::arg("nodes", nodes), fmt::arg("steps", steps), fmt::arg("folding", folding),
-                     fmt::arg("warmup", std::min(10, steps / 2)));
+double children_cpu_seconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_CHILDREN, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+long children_peak_rss_kb() {
+  rusage u{};
+  ::getrusage(RUSAGE_CHILDREN, &u);
+  return u.ru_maxrss; // the largest child so far
 }
 
-void bench(const char* label, int nodes, int steps, bool folding = true) {
+
+struct Figure {
+  double cpu = 0, wall = 0;
+};
+
+Figure timed(const char* label, int steps, int ranks, const std::function<std::string()>& work) {
+  double c0 = children_cpu_seconds();
   auto t0 = std::chrono::steady_clock::now();
-  std::string simulated = mlsim::run_in_child([&] {
-    mlsim::Scenario s = mlsim::load_scenario(mlsim::ConfigNode::load_string(scenario(nodes, steps, folding), label));
+  std::string result = mlsim::run_in_child(work);
+  Figure f{children_cpu_seconds() - c0, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+  std::printf("%-32s %5d steps x %4d accelerators: %7.2f s CPU (%7.2f s wall), %8.1f steps per CPU-s, peak RSS "
+              "%.0f MB; %s\n",
+              label, steps, ranks, f.cpu, f.wall, steps / f.cpu, static_cast<double>(children_peak_rss_kb()) / 1024.0,
+              result.c_str());
+  return f;
+}
+
+Figure bench(const char* label, int nodes, int steps, bool folding = true) {
+  return timed(label, steps, nodes * 8, [&] {
+    long execs = 0, comms = 0;
+    simgrid::s4u::Exec::on_start_cb([&execs](const simgrid::s4u::Exec&) { ++execs; });
+    simgrid::s4u::Activity::on_completion_cb( // comms have no start signal in SimGrid 3.32: count them as they end
+        [&comms](const simgrid::s4u::Activity& a) { comms += dynamic_cast<const simgrid::s4u::Comm*>(&a) != nullptr; });
+    mlsim::Scenario s = mlsim::load_scenario(mlsim::ConfigNode::load_string(mlsim::bench::scenario(nodes, steps, folding), label));
     mlsim::SimulationOutput out = mlsim::simulate(s);
-    return fmt::format("{:.6f}", out.end_time);
+    return fmt::format("simulated {:.6f} s, {} steps simulated; {} execs, {} comms", out.end_time, out.steps_simulated,
+                       execs, comms);
   });
-  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  int ranks = nodes * 8;
-  std::printf("%-32s %5d steps x %4d accelerators: %8.2f s wall, %9.1f steps/s, %11.1f accelerator-steps/s "
-              "(simulated %s s)\n",
-              label, steps, ranks, wall, steps / wall, static_cast<double>(steps) * ranks / wall, simulated.c_str());
+}
+
+Figure bare_bench(int steps) {
+  return timed("bare s4u replica, 1 node x 8", steps, 8, [&] {
+    std::vector<std::string> args{"bare", "--cfg=network/model:CM02", "--cfg=network/crosstraffic:0",
+                                  "--cfg=network/TCP-gamma:0", "--log=root.thresh:critical"};
+    std::vector<char*> argv;
+    for (auto& a : args)
+      argv.push_back(a.data());
+    int argc = static_cast<int>(argv.size());
+    bare::Counts c = bare::run(argc, argv.data(), steps);
+    return fmt::format("simulated {:.6f} s; {} execs, {} comms", c.end_time, c.execs, c.comms);
+  });
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
   std::string which = argc > 1 ? argv[1] : "all";
-  if (which == "all" || which == "small")
-    bench("1 node x 8, 5-stage pipeline", 1, argc > 2 ? std::atoi(argv[2]) : 1000);
+  auto arg = [&](int i, int fallback) { return argc > i ? std::atoi(argv[i]) : fallback; };
+  Figure small, floor;
+  if (which == "all" || which == "small" || which == "bare")
+    small = bench("1 node x 8, 5-stage pipeline", 1, arg(2, 1000));
+  if (which == "all" || which == "bare") {
+    floor = bare_bench(arg(2, 1000));
+    std::printf("mlsim / bare s4u CPU time: %.2f\n", small.cpu / floor.cpu);
+  }
   if (which == "all" || which == "large")
-    bench("128 nodes x 8 (folded)", 128, argc > 2 ? std::atoi(argv[2]) : 100);
+    bench("128 nodes x 8 (folded)", arg(3, 128), arg(2, 100));
   if (which == "unfolded")
-    bench("128 nodes x 8 (all simulated)", 128, argc > 2 ? std::atoi(argv[2]) : 100, false);
+    bench("nodes x 8 (all simulated)", arg(3, 128), arg(2, 100), false);
   return 0;
 }

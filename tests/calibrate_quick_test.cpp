@@ -99,6 +99,10 @@ TEST(CalibrateQuick, LoaderStagesAreMeasuredInsideTheLoader) {
   if (quick_profile().cpu.cores >= 2) {
     EXPECT_GT(quick_profile().cpu.balance_delay_s, 0.0);
     EXPECT_LE(quick_profile().cpu.balance_delay_s, 0.040);
+    const auto& b = quick_profile().cpu.balance_delay;
+    EXPECT_GT(b.trials, 0);
+    EXPECT_LE(b.p10_s, b.median_s);
+    EXPECT_LE(b.median_s, b.p90_s);
   }
   // The CPU's co-running figure comes from the whole loop on every core (clamped to (0, 1]).
   EXPECT_GT(quick_profile().cpu.all_cores_efficiency, 0.0);

@@ -21,7 +21,7 @@ TEST(ClosedForm, OneTransferIsLatencyPlusSizeOverBandwidth) {
   auto& node = platform.trainers().front();
   double bytes = 1e9, done = -1;
   sg4::Actor::create("t", node.cpu, [&] {
-    platform.transfer(node.cpu, node.accelerators[0], bytes)->wait();
+    platform.transfer(node.cpu, node.accelerators[0], Bytes(bytes))->wait();
     done = sg4::Engine::get_clock();
   });
   engine->run();
@@ -121,7 +121,7 @@ TEST(ClosedForm, PcieSwitchUplinkIsShared) {
   std::vector<double> done(4, -1);
   for (int g : {0, 1, 2}) // gpu0 and gpu1 share switch 0; gpu2 is alone on switch 1
     sg4::Actor::create("t" + std::to_string(g), node.cpu, [&, g] {
-      platform.transfer(node.cpu, node.accelerators[static_cast<size_t>(g)], bytes)->wait();
+      platform.transfer(node.cpu, node.accelerators[static_cast<size_t>(g)], Bytes(bytes))->wait();
       done[static_cast<size_t>(g)] = sg4::Engine::get_clock();
     });
   engine->run();

@@ -30,7 +30,7 @@ std::vector<double> run_pieces(const CpuSpec& cpu, const std::vector<Piece>& pie
   for (size_t i = 0; i < pieces.size(); ++i)
     sg4::Actor::create("a" + std::to_string(i), pool, [&, i] {
       sg4::this_actor::sleep_until(pieces[i].start_s);
-      sched.run(pieces[i].work_s * kWorkPerSecond);
+      sched.run(Seconds(pieces[i].work_s));
       end[i] = sg4::Engine::get_clock();
     });
   engine->run();

@@ -37,10 +37,14 @@ CpuScheduler::CpuScheduler(sg4::NetZone* zone, sg4::Host* pool, const CpuSpec& s
   }
 }
 
-void CpuScheduler::pull_loop(size_t core) {
+void CpuScheduler::pull_loop() {
   for (;;) {
-    cores_[core].ran_dry->acquire();
-    sg4::this_actor::sleep_for(spec_.balance_delay.value());
+    pulls_->acquire();
+    const auto [core, when] = pulls_due_.front();
+    pulls_due_.pop_front();
+    const double now = sg4::Engine::get_clock();
+    if (when > now)
+      sg4::this_actor::sleep_for(when - now);
     cores_[core].pull_pending = false;
     if (cores_[core].queue.empty())
       balance_into(core);
@@ -60,11 +64,12 @@ void CpuScheduler::core_ran_dry(size_t core) {
   if (!queued || c.pull_pending)
     return;
   c.pull_pending = true;
-  if (!c.ran_dry) { // the core's puller, started the first time it is needed
-    c.ran_dry = sg4::Semaphore::create(0);
-    spawn_actor(c.host->get_name() + ".pull", pool_, [this, core] { pull_loop(core); })->daemonize();
+  if (!pulls_) { // the node's balancer, started the first time it is needed
+    pulls_ = sg4::Semaphore::create(0);
+    spawn_actor(pool_->get_name() + ".balance", pool_, [this] { pull_loop(); })->daemonize();
   }
-  c.ran_dry->release();
+  pulls_due_.emplace_back(core, sg4::Engine::get_clock() + spec_.balance_delay.value());
+  pulls_->release();
 }
 
 size_t CpuScheduler::place(long actor) {
@@ -134,15 +139,13 @@ void CpuScheduler::remove(const sg4::Exec* exec, size_t& where) {
   }
 }
 
-void CpuScheduler::run(double work) {
-  if (work <= 0)
-    return;
+sg4::ExecPtr CpuScheduler::start(Seconds core_seconds, long actor) {
+  sg4::ExecPtr exec = sg4::Exec::init();
+  exec->set_flops_amount(core_seconds.value() * kWorkPerSecond);
   if (cores_.empty()) { // fair: one pool of cores, SimGrid's multi-core sharing
-    sg4::this_actor::exec_init(work)->set_host(pool_)->wait();
-    return;
+    exec->set_host(pool_)->start();
+    return exec;
   }
-  const long actor = sg4::this_actor::get_pid();
-  sg4::ExecPtr exec = sg4::this_actor::exec_init(work);
   // Placement and bookkeeping between two simcalls: other actors run at simcalls, so they see this
   // piece queued before they place theirs.
   size_t core = place(actor);
@@ -150,17 +153,33 @@ void CpuScheduler::run(double work) {
   set_speed_state();
   exec->set_host(cores_[core].host);
   exec->start();
-  try {
-    exec->wait();
-  } catch (...) { // the actor is killed (end of the simulation): just forget the piece
-    remove(exec.get(), core);
-    throw;
-  }
+  return exec;
+}
+
+void CpuScheduler::finish(const sg4::ExecPtr& exec, long actor) {
+  if (cores_.empty())
+    return;
+  size_t core = 0;
   remove(exec.get(), core); // where it ended: it may have been migrated meanwhile
   last_core_[actor] = core;
   if (cores_[core].queue.empty())
     core_ran_dry(core);
   set_speed_state();
+}
+
+void CpuScheduler::run(Seconds core_seconds) {
+  if (!(core_seconds.value() > 0))
+    return;
+  const long actor = sg4::this_actor::get_pid();
+  sg4::ExecPtr exec = start(core_seconds, actor);
+  try {
+    exec->wait();
+  } catch (...) { // the actor is killed (end of the simulation): just forget the piece
+    size_t core = 0;
+    remove(exec.get(), core);
+    throw;
+  }
+  finish(exec, actor);
 }
 
 } // namespace mlsim

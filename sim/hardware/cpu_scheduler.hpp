@@ -13,6 +13,8 @@
 //   calibrate` measures the delay (sim/validate/host_bench.hpp: median ~10 ms
 //   on the 2-core development VM, HZ 250); the default is 4 ms, one tick at
 //   HZ 250. balance_delay 0 models an immediate pull.
+//   One balancing actor per node serves every core: the delay is the same for
+//   all, so pulls come due in the order the cores ran dry (a queue, no timers).
 //   Each core is its own one-core SimGrid host of speed v * e(B), B = busy
 //   cores of the node, e from cpu.hpp; a change of B switches every core's
 //   SimGrid pstate, so running work slows down or speeds up with its
@@ -38,8 +40,10 @@
 #include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
 
+#include <deque>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mlsim {
@@ -51,15 +55,16 @@ public:
   // in `zone`, named <pool>.core<i>.
   CpuScheduler(simgrid::s4u::NetZone* zone, simgrid::s4u::Host* pool, const CpuSpec& spec);
 
-  // Runs `work` (kWorkPerSecond units per reference core-second) for the calling actor; returns when done.
-  void run(double work);
-
+  // Runs `core_seconds` of reference-core work for the calling actor; returns when done.
+  void run(Seconds core_seconds);
 
 private:
+  // run() in two halves: place and start the piece; after it completes, free its place.
+  simgrid::s4u::ExecPtr start(Seconds core_seconds, long actor);
+  void finish(const simgrid::s4u::ExecPtr& exec, long actor);
   struct Core {
     simgrid::s4u::Host* host = nullptr;
     std::vector<simgrid::s4u::ExecPtr> queue; // pieces placed here, oldest first
-    simgrid::s4u::SemaphorePtr ran_dry;       // wakes pull_loop (created with it, on the first need)
     bool pull_pending = false;
   };
   void remove(const simgrid::s4u::Exec* exec, size_t& where);
@@ -67,13 +72,15 @@ private:
   void set_speed_state();
   void balance_into(size_t idle);
   void core_ran_dry(size_t core);
-  void pull_loop(size_t core); // the actor that fills `core` balance_delay after it ran dry
+  void pull_loop(); // the actor that fills each dry core balance_delay after it ran dry
 
   simgrid::s4u::Host* pool_;
   CpuSpec spec_;
   std::vector<Core> cores_;
   std::map<long, size_t> last_core_; // actor id -> core it last ran on
   int busy_ = 0;
+  std::deque<std::pair<size_t, double>> pulls_due_; // (core, when), in the order the cores ran dry
+  simgrid::s4u::SemaphorePtr pulls_;                // counts pulls_due_; created with the balancing actor
 
   int levels_ = 1; // pstates per core host: e(1) .. e(levels)
 };

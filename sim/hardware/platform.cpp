@@ -18,8 +18,16 @@ CpuScheduler& Platform::scheduler_of(const sg4::Host* cpu) const {
 }
 
 Platform::Platform(const PlatformSpec& spec) {
-  zone_ = sg4::create_full_zone("mlsim");
+  // Hosts that only compute (cores, RAM buses, disks) never send: a zone of their own keeps them out of
+  // the full zone's route table, which holds one slot per pair of its hosts. The two are siblings: a full
+  // zone with a child zone would need gateways on every route.
+  root_ = sg4::create_empty_zone("mlsim");
+  zone_ = sg4::create_full_zone("mlsim.network");
+  zone_->set_parent(root_);
+  compute_zone_ = sg4::create_empty_zone("mlsim.compute");
+  compute_zone_->set_parent(root_);
   switch_link_ = add_link("network-switch", "switch", 1e15, spec.network.switch_latency.value());
+  switch_latency_ = spec.network.switch_latency.value();
   // Trainer nodes first, so that trainer instance i has node id i.
   for (const auto& node : *spec.nodes)
     if (node.role == NodeRole::trainer)
@@ -33,7 +41,7 @@ Platform::Platform(const PlatformSpec& spec) {
     storage_ = zone_->create_host("storage", kWorkPerSecond)->seal();
     // With replica folding the simulated nodes get their share of the shared storage.
     double share = static_cast<double>(spec.simulated_trainer_nodes) / spec.job_trainer_nodes;
-    storage_ops_ = zone_->create_host("storage.ops", spec.storage.random_read_iops * share)->seal();
+    storage_ops_ = compute_zone_->create_host("storage.ops", spec.storage.random_read_iops * share)->seal();
     storage_link_ = add_link("storage.egress", "storage", spec.storage.bandwidth.value() * share, 0.0);
     int id = next_node_id_++;
     uplinks_[storage_] = {id, {}};
@@ -81,7 +89,9 @@ Platform::Platform(const PlatformSpec& spec) {
     for (auto& svc : service_)
       connect(storage_, svc.cpu);
   }
+  compute_zone_->seal();
   zone_->seal();
+  root_->seal();
 }
 
 int Platform::add_link(const std::string& name, const std::string& kind, double bandwidth, double latency) {
@@ -113,14 +123,14 @@ void Platform::build_node(const NodeSpec& spec, int instance, bool trainer) {
     });
   }
   node.cpu->seal();
-  node.scheduler = std::make_shared<CpuScheduler>(zone_, node.cpu, spec.cpu);
+  node.scheduler = std::make_shared<CpuScheduler>(compute_zone_, node.cpu, spec.cpu);
   scheduler_of_[node.cpu] = node.scheduler.get();
-  node.ram_bus = zone_->create_host(node.name + ".ram", spec.ram.bandwidth.value())->seal();
+  node.ram_bus = compute_zone_->create_host(node.name + ".ram", spec.ram.bandwidth.value())->seal();
   for (const auto& d : spec.disks) {
     DiskHosts dh;
     dh.spec = &d;
-    dh.transfer = zone_->create_host(node.name + "." + d.name + ".transfer", d.sequential_read.value())->seal();
-    dh.ops = zone_->create_host(node.name + "." + d.name + ".ops", d.random_read_iops)->seal();
+    dh.transfer = compute_zone_->create_host(node.name + "." + d.name + ".transfer", d.sequential_read.value())->seal();
+    dh.ops = compute_zone_->create_host(node.name + "." + d.name + ".ops", d.random_read_iops)->seal();
     node.disks.push_back(dh);
   }
   nic_of_node_[id] = add_link(node.name + ".nic", "nic", spec.nic.bandwidth.value(), spec.nic.latency.value());
@@ -169,7 +179,7 @@ void Platform::connect(sg4::Host* a, sg4::Host* b) {
     std::vector<sg4::LinkInRoute> route;
     std::vector<int> ids;
     for (auto [l, d] : hops) {
-      route.emplace_back(sg_links_[l], d);
+      route.emplace_back(l == switch_link_ ? switch_port(src_node) : sg_links_[l], d);
       ids.push_back(l);
     }
     zone_->add_route(src->get_netpoint(), dst->get_netpoint(), nullptr, nullptr, route, false);
@@ -179,11 +189,21 @@ void Platform::connect(sg4::Host* a, sg4::Host* b) {
   one_way(b, a);
 }
 
-sg4::CommPtr Platform::transfer(sg4::Host* from, sg4::Host* to, double bytes) {
+// The switch is non-blocking: its one link would tie every cross-node flow of the job into one sharing
+// system that SimGrid walks at each event (with every node simulated, most of the run). A port per
+// sending node has the same latency and never limits a flow; bytes are still counted on the switch.
+sg4::Link* Platform::switch_port(int node) {
+  auto& port = switch_ports_[node];
+  if (!port)
+    port = zone_->create_link("network-switch.port" + std::to_string(node), 1e15)->set_latency(switch_latency_)->seal();
+  return port;
+}
+
+sg4::CommPtr Platform::transfer(sg4::Host* from, sg4::Host* to, Bytes bytes) {
   if (from != to)
     for (int l : routes_.at({from, to}))
-      links_[l].bytes += bytes;
-  return sg4::Comm::sendto_async(from, to, static_cast<uint64_t>(bytes));
+      links_[l].bytes += bytes.value();
+  return sg4::Comm::sendto_async(from, to, static_cast<uint64_t>(bytes.value()));
 }
 
 std::pair<double, double> Platform::route_capacity(sg4::Host* from, sg4::Host* to) const {

@@ -4,8 +4,11 @@
 // per second x 1e9; with per-core scheduling its work runs on one host per
 // core, cpu_scheduler.hpp), one host per accelerator (device-seconds x 1e9), a RAM
 // bus (a one-core host whose speed is the RAM bandwidth in bytes/s, shared by
-// cached reads and pageable staging), per disk an s4u::Disk for transfers
-// plus an operations host of `random_read_iops`. Links are full duplex
+// cached reads and pageable staging), per disk a host for its sequential
+// bandwidth plus an operations host of `random_read_iops` (DiskHosts below).
+// Hosts that only compute (cores, RAM buses, disks) live in a zone of their
+// own, so that the route table (one slot per pair of hosts that communicate:
+// CPUs, accelerators, storage) does not grow with the core count. Links are full duplex
 // (SimGrid split-duplex): one PCIe link per accelerator (plus a shared switch
 // uplink when gpus_per_switch > 1), one NVLink per accelerator into a
 // non-blocking switch, one NIC per node, a switch link with the network's
@@ -79,7 +82,7 @@ public:
   simgrid::s4u::Host* storage_ops() const { return storage_ops_; }
 
   // Starts a transfer of `bytes` from one host to another and accounts it on the links of its route.
-  simgrid::s4u::CommPtr transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes);
+  simgrid::s4u::CommPtr transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, Bytes bytes);
   // The bottleneck bandwidth and total latency of the route.
   std::pair<double, double> route_capacity(simgrid::s4u::Host* from, simgrid::s4u::Host* to) const;
 
@@ -95,8 +98,11 @@ private:
   void build_node(const NodeSpec& spec, int instance, bool trainer);
   int add_link(const std::string& name, const std::string& kind, double bandwidth, double latency);
   void connect(simgrid::s4u::Host* a, simgrid::s4u::Host* b);
+  simgrid::s4u::Link* switch_port(int node);
 
-  simgrid::s4u::NetZone* zone_ = nullptr;
+  simgrid::s4u::NetZone* root_ = nullptr;
+  simgrid::s4u::NetZone* zone_ = nullptr;         // hosts that communicate: CPUs, accelerators, storage
+  simgrid::s4u::NetZone* compute_zone_ = nullptr; // hosts that only compute: cores, RAM buses, disks
   std::vector<NodeInstance> trainers_;
   std::vector<NodeInstance> service_;
   simgrid::s4u::Host* storage_ = nullptr;
@@ -109,7 +115,9 @@ private:
   std::map<int, int> nic_of_node_;       // node id -> NIC link index
   std::map<const simgrid::s4u::Host*, CpuScheduler*> scheduler_of_;
   std::map<const simgrid::s4u::Host*, int> nvlink_of_;
-  int switch_link_ = -1;
+  int switch_link_ = -1; // reported; flows cross a port per sending node (switch_port)
+  double switch_latency_ = 0.0;
+  std::map<int, simgrid::s4u::Link*> switch_ports_;
   int storage_link_ = -1;
   std::map<std::pair<const simgrid::s4u::Host*, const simgrid::s4u::Host*>, std::vector<int>> routes_;
   int next_node_id_ = 0;

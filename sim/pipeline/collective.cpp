@@ -252,7 +252,7 @@ void Communicator::wait_all() {
 void Communicator::step(int to, double bytes, double extra_latency) {
   const auto& ranks = group_->ranks;
   if (bytes > 0)
-    group_->platform->transfer(ranks[static_cast<size_t>(rank_)], ranks[static_cast<size_t>(to)], bytes)->wait();
+    group_->platform->transfer(ranks[static_cast<size_t>(rank_)], ranks[static_cast<size_t>(to)], Bytes(bytes))->wait();
   group_->barrier->wait();
   if (extra_latency > 0)
     sg4::this_actor::sleep_for(extra_latency);
@@ -285,7 +285,7 @@ void Communicator::tree(double bytes) {
     const TreeNode& t = tree[static_cast<size_t>(rank_)];
     for (int peer : {t.parent, t.children[0], t.children[1]})
       if (peer >= 0)
-        flows.push_back(g.platform->transfer(self, g.ranks[static_cast<size_t>(peer)], bytes / 2.0));
+        flows.push_back(g.platform->transfer(self, g.ranks[static_cast<size_t>(peer)], Bytes(bytes / 2.0)));
   }
   for (auto& f : flows)
     f->wait();
@@ -297,12 +297,12 @@ void Communicator::parameter_server(double bytes) {
   const CollectiveGroup& g = *group_;
   sg4::Host* self = g.ranks[static_cast<size_t>(rank_)];
   double n = static_cast<double>(g.ranks.size());
-  g.platform->transfer(self, g.server, bytes)->wait(); // push gradients
+  g.platform->transfer(self, g.server, Bytes(bytes))->wait(); // push gradients
   g.barrier->wait();
   if (rank_ == 0) // the server sums n gradients: a memory-bound pass over them
     sg4::this_actor::exec_init((n + 1.0) * bytes)->set_host(g.server_ram)->wait();
   g.barrier->wait();
-  g.platform->transfer(g.server, self, bytes)->wait(); // pull the result
+  g.platform->transfer(g.server, self, Bytes(bytes))->wait(); // pull the result
   g.barrier->wait();
 }
 

@@ -11,6 +11,12 @@
 //   pin      = pin_per_byte x batch bytes, with pin_memory: true, in the
 //              pin-memory thread: it receives the batch and copies it to
 //              page-locked memory, one batch ahead when the copy overlaps.
+//   startup  = W x worker_startup, with persistent_workers: false, at each
+//              epoch's start: the training process starts its W workers one
+//              after another and hands out the epoch's first batches only
+//              when all have started, so no worker begins a batch of the epoch
+//              before W x worker_startup of CPU work (on one of the node's
+//              cores) after the first of them asks for one.
 // Defaults: pytorch has non-zero receive and worker costs, of the order measured
 // on a 2-core x86 VM with torch 1.13 (receive ~0.13-0.21 ms per 224x224 fp32
 // sample = 0.25 ns/byte; worker ~4 % over the transforms); `mlsim calibrate
@@ -18,7 +24,9 @@
 // (tf.data's equivalent is the iterator's host-side get_next and its copy to
 // the device, keras-generator's the GIL-bound enqueue of each batch: give them
 // as the same keys when measured).
-// Ignores: worker start-up at each epoch (persistent_workers: false), the GIL between the pin-memory thread and the training loop, the
+// worker_startup defaults to 0 for every framework (`calibrate --client pytorch` measures it).
+// Ignores: the drain at the end of an epoch (the last batches are built before
+// the next epoch's workers start, as with persistent workers), the GIL between the pin-memory thread and the training loop, the
 // variance of each cost.
 #pragma once
 
@@ -43,6 +51,7 @@ struct FrameworkCosts {
   Seconds worker_per_batch{0.0};
   Seconds worker_per_byte{0.0};
   Seconds pin_per_byte{0.0};
+  Seconds worker_startup{0.0};
 
   Seconds receive(double batch_bytes) const { return receive_per_batch + receive_per_byte * batch_bytes; }
   Seconds worker(double batch_bytes) const { return worker_per_batch + worker_per_byte * batch_bytes; }

@@ -7,6 +7,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
+#include <mutex>
 #include <numeric>
 
 namespace sg4 = simgrid::s4u;
@@ -40,6 +41,7 @@ InputPipeline::InputPipeline(Setup setup)
   chunks_per_batch_ = p.whole_batch_workers ? 1 : p.chunks_per_batch > 0 ? p.chunks_per_batch : workers_;
   to_read_.available = sg4::Semaphore::create(0);
   to_map_.available = sg4::Semaphore::create(0);
+  startup_lock_ = sg4::Mutex::create();
   shard_samples_ = static_cast<double>(job.dataset->samples) / job.job_trainer_nodes;
   shard_bytes_ = shard_samples_ * job.dataset->sample_size.mean().value();
   for (const auto& st : p.stages)
@@ -133,6 +135,7 @@ void InputPipeline::dispatch() {
   // Per-accelerator loaders (pytorch, keras) build one batch per accelerator;
   // element-parallel pipelines (tf.data) build the node's global batch and split it.
   bool per_accelerator = s_.job->pipeline->whole_batch_workers;
+  const double p_batch = static_cast<double>(s_.job->pipeline->batch_size);
   long node_batch = 0;
   for (long index = 0; s_.batches_per_queue < 0 || index < s_.batches_per_queue; ++index) {
     std::vector<std::vector<int>> groups;
@@ -160,6 +163,7 @@ void InputPipeline::dispatch() {
       pend.chunks_left = chunks;
       bool hit = cache_hit(node_batch);
       bool ram = hit || read_from_ram(node_batch);
+      const long epoch = static_cast<long>(static_cast<double>(node_batch) * p_batch / shard_samples_);
       node_batch += static_cast<long>(group.size());
       size_t n = sizes.size();
       for (int c = 0; c < chunks; ++c) {
@@ -169,6 +173,7 @@ void InputPipeline::dispatch() {
         size_t hi = n * static_cast<size_t>(c + 1) / static_cast<size_t>(chunks);
         chunk.stored_bytes.assign(sizes.begin() + static_cast<long>(lo), sizes.begin() + static_cast<long>(hi));
         chunk.from_ram = ram;
+        chunk.epoch = epoch;
         chunk.first_stage = hit ? flow_.after_cache() : 0;
         put(readers_ > 0 ? to_read_ : to_map_, std::move(chunk));
       }
@@ -188,7 +193,7 @@ void InputPipeline::read_chunk(const Chunk& c, sg4::Host* where, uint32_t track)
     // Accesses and transfers of a chunk's files overlap (queued requests), each on its own resource.
     sg4::ExecPtr ops = sg4::this_actor::exec_init(n); // keep the pointer: start() returns a raw one
     ops->set_host(s_.platform->storage_ops())->start();
-    s_.platform->transfer(s_.platform->storage_host(), where, bytes)->wait();
+    s_.platform->transfer(s_.platform->storage_host(), where, Bytes(bytes))->wait();
     ops->wait();
     sg4::this_actor::sleep_for(n * s_.job->storage->latency.value());
   } else {
@@ -222,14 +227,37 @@ void InputPipeline::read_loop(int reader) {
   }
 }
 
+// A worker's first chunk of an epoch waits until the epoch's workers have started (framework_costs.hpp):
+// the first worker to ask runs the W start-ups, the others wait for it.
+void InputPipeline::start_worker(long& started_epoch, const Chunk& c, uint32_t track) {
+  const PipelineSpec& p = *s_.job->pipeline;
+  // pytorch: each accelerator's process starts its own workers (the start-ups of the processes are
+  // serialised here too: one lock per node)
+  const double per_process = p.framework == Framework::pytorch ? workers_ / static_cast<double>(s_.queues.size()) : workers_;
+  const double cost = p.framework_costs.worker_startup.value() * per_process;
+  if (p.persistent_workers || cost <= 0 || c.epoch <= started_epoch)
+    return;
+  started_epoch = c.epoch;
+  const std::unique_lock<sg4::Mutex> lock(*startup_lock_);
+  if (c.epoch <= startup_done_epoch_)
+    return;
+  startup_done_epoch_ = c.epoch;
+  const double t0 = sg4::Engine::get_clock();
+  s_.platform->scheduler_of(sg4::this_actor::get_host()).run(Seconds(cost));
+  s_.recorder->span(track, s_.recorder->intern("worker start-up"), s_.recorder->intern("input"), t0,
+                    sg4::Engine::get_clock());
+}
+
 void InputPipeline::work_loop(int worker) {
   uint32_t track = s_.recorder->intern(s_.node->name + "/worker" + std::to_string(worker));
+  long started_epoch = -1;
   for (;;) {
     Chunk c = take(to_map_);
     if (c.collate) {
       collate_and_deliver(c.batch_id, track);
       continue;
     }
+    start_worker(started_epoch, c, track);
     if (readers_ == 0) // every sample is read from the dataset's location, read stage or not
       read_chunk(c, sg4::this_actor::get_host(), track);
     process_chunk(c, track);
@@ -251,7 +279,7 @@ void InputPipeline::process_chunk(const Chunk& c, uint32_t track) {
   double total = std::accumulate(cost.begin(), cost.end(), 0.0);
   double t0 = sg4::Engine::get_clock();
   if (total > 0)
-    s_.platform->scheduler_of(sg4::this_actor::get_host()).run(total * kWorkPerSecond);
+    s_.platform->scheduler_of(sg4::this_actor::get_host()).run(Seconds(total));
   double t1 = sg4::Engine::get_clock();
   // The chunk ran as one exec; its span is split among the stages by their cost.
   double at = t0;
@@ -312,14 +340,14 @@ void InputPipeline::collate_and_deliver(long batch_id, uint32_t track) {
                     p.framework_costs.worker(b.bytes).value()) * shares;
   if (collate > 0) {
     double c0 = sg4::Engine::get_clock();
-    s_.platform->scheduler_of(sg4::this_actor::get_host()).run(collate * kWorkPerSecond);
+    s_.platform->scheduler_of(sg4::this_actor::get_host()).run(Seconds(collate));
     rec->span(track, rec->intern("collate"), rec->intern("input"), c0, sg4::Engine::get_clock());
     rec->add(pipeline_counters::collate_core_seconds(), collate);
   }
   sg4::Host* here = sg4::this_actor::get_host();
   if (here != s_.node->cpu) { // a data-service worker sends the batch to the trainer node
     double n0 = sg4::Engine::get_clock();
-    s_.platform->transfer(here, s_.node->cpu, b.bytes * shares)->wait();
+    s_.platform->transfer(here, s_.node->cpu, Bytes(b.bytes * shares))->wait();
     rec->span(track, rec->intern("send batch"), rec->intern("input"), n0, sg4::Engine::get_clock());
   }
   for (int g : gpus)

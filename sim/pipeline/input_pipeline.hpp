@@ -66,6 +66,7 @@ private:
     size_t first_stage = 0;      // stages before it were cached
     size_t end_stage = static_cast<size_t>(-1); // stages from here on are not run (shuffle-buffer fill)
     bool collate = false;        // a task: collate the completed batch and hand it over
+    long epoch = 0;              // of the node's shard (worker start-up, framework_costs.hpp)
   };
   struct Pending {
     std::vector<int> gpus; // accelerators that receive a share of this batch
@@ -83,6 +84,7 @@ private:
   void fill_shuffle_buffer(); // the first batch waits until the shuffle buffer holds its samples
   void read_loop(int reader);
   void work_loop(int worker);
+  void start_worker(long& started_epoch, const Chunk& c, uint32_t track); // non-persistent workers, each epoch
   void read_chunk(const Chunk& c, simgrid::s4u::Host* where, uint32_t track);
   void process_chunk(const Chunk& c, uint32_t track);
   void collate_and_deliver(long batch_id, uint32_t track);
@@ -100,6 +102,8 @@ private:
   std::vector<simgrid::s4u::Host*> worker_hosts_;
   std::map<const simgrid::s4u::Host*, simgrid::s4u::Host*> ram_of_; // worker host -> its node's RAM bus
   WorkQueue to_read_, to_map_;
+  simgrid::s4u::MutexPtr startup_lock_; // the training process starts its workers one after another
+  long startup_done_epoch_ = -1;          // the last epoch whose workers have started
   std::map<long, Pending> pending_;
   long next_batch_id_ = 0;
   double shard_samples_ = 0, shard_bytes_ = 0;

@@ -99,6 +99,7 @@ struct PipelineSpec {
   int chunks_per_batch = 0;    // element-parallel: chunks per node batch (0: one per worker)
   bool whole_batch_workers = false; // pytorch: each worker builds whole batches
   bool pinned = true;               // pinned host buffers for the host-to-device copy
+  bool persistent_workers = true;   // false (pytorch's default): workers restart each epoch, see framework_costs.hpp
   // The host-to-device copy on its own stream, one batch ahead of the step (DALI; PyTorch with pin_memory and
   // non_blocking; tf.data prefetching to the device): default when pinned and prefetching. Else serialised.
   CopyMode copy = CopyMode::overlapped;

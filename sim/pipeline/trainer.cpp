@@ -39,7 +39,7 @@ void Trainer::copy_ahead() {
     Batch b = s_.queue->pop();
     receive(b, track, true); // the pin-memory thread, one batch ahead
     b.copy_start = sg4::Engine::get_clock();
-    s_.platform->transfer(s_.node->cpu, gpu, b.bytes)->wait();
+    s_.platform->transfer(s_.node->cpu, gpu, Bytes(b.bytes))->wait();
     rec->span(track, name, cat, b.copy_start, sg4::Engine::get_clock());
     on_device_->push(b);
   }
@@ -52,7 +52,7 @@ void Trainer::receive(const Batch& b, uint32_t track, bool pin) {
     return;
   auto* rec = s_.recorder;
   double t0 = sg4::Engine::get_clock();
-  s_.node->scheduler->run(work * kWorkPerSecond); // the training process's cores, not the device
+  s_.node->scheduler->run(Seconds(work)); // the training process's cores, not the device
   rec->span(track, rec->intern(pin ? "receive and pin batch" : "receive batch"), rec->intern("input"), t0,
             sg4::Engine::get_clock());
   rec->add(pipeline_counters::receive_core_seconds(), work);
@@ -82,7 +82,7 @@ Batch Trainer::next_batch(StepRecord& r, uint32_t track) {
   rec->span(track, name_wait, cat_input, r.start, t);
   if (!pinned_copy(*s_.job, *s_.node->spec)) // pageable: the driver stages through a pinned buffer
     sg4::this_actor::exec_init(batch.bytes)->set_host(s_.node->ram_bus)->wait();
-  s_.platform->transfer(s_.node->cpu, gpu, batch.bytes)->wait();
+  s_.platform->transfer(s_.node->cpu, gpu, Bytes(batch.bytes))->wait();
   double t2 = sg4::Engine::get_clock();
   r.h2d = t2 - t;
   rec->span(track, name_h2d, cat_h2d, t, t2);
@@ -172,10 +172,10 @@ void Trainer::run() {
         flush(i);
         double h0 = sg4::Engine::get_clock();
         if (op.to_host.value() > 0)
-          s_.platform->transfer(gpu, cpu, op.to_host.value())->wait();
-        s_.node->scheduler->run(op.duration.value() * kWorkPerSecond);
+          s_.platform->transfer(gpu, cpu, op.to_host)->wait();
+        s_.node->scheduler->run(op.duration);
         if (op.to_device.value() > 0)
-          s_.platform->transfer(cpu, gpu, op.to_device.value())->wait();
+          s_.platform->transfer(cpu, gpu, op.to_device)->wait();
         double h1 = sg4::Engine::get_clock();
         r.host_compute += h1 - h0;
         if (trace)

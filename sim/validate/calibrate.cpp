@@ -168,10 +168,13 @@ Profile run_calibration(const CalibrateOptions& opt, std::ostream& log) {
   fmt::print(log, "  host GEMM (Eigen, fp32, 1 thread): {:.2f} GFLOP/s asymptotic; fp16 emulation factor {:.1f}x\n",
              g.per_flop_s > 0 ? 1e-9 / g.per_flop_s : 0.0, p.cpu.fp16_emulation_factor);
 
-  if (const Timing b = measure_balance_delay(opt.quick ? 15 : 40, p.cpu.cores); b.reps > 0) {
+  if (const auto b = measure_balance_delay(opt.quick ? 15 : 40, p.cpu.cores); b.trials > 0) {
+    p.cpu.balance_delay = b;
     p.cpu.balance_delay_s = b.median_s;
-    fmt::print(log, "  balance delay (a queued thread reaches a core that went idle): median {:.2f} ms over {} trials, "
-                    "spread {:.2f}\n", b.median_s * 1e3, b.reps, b.spread);
+    fmt::print(log, "  balance delay (a queued thread reaches a core that went idle): median {:.2f} ms (p10 {:.2f}, "
+                    "p90 {:.2f}, spread {:.2f}) over {} trials, {} capped at 40 ms{}\n",
+               b.median_s * 1e3, b.p10_s * 1e3, b.p90_s * 1e3, b.spread, b.trials, b.capped,
+               2 * b.capped > b.trials ? " (most: other tenants kept the idle core busy; the median is the cap)" : "");
   }
   p.ram = measure_ram(reps, p.cpu.cores);
   fmt::print(log, "  ram: {:.1f} GB, memcpy {:.2f} GB/s (1 thread), {:.2f} GB/s ({} threads)\n", p.ram.size_bytes / 1e9,

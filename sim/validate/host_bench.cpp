@@ -121,10 +121,23 @@ StageCost measure_host_gemm(int reps, int cores, bool quick) {
   return measure_stage(spec, {reps, cores});
 }
 
-Timing measure_balance_delay(int trials, int cores) {
-  Timing t;
+CpuProfile::BalanceDelayStats summarise_balance_delay(const std::vector<double>& delays, double hold_s) {
+  CpuProfile::BalanceDelayStats s;
+  s.trials = static_cast<int>(delays.size());
+  if (delays.empty())
+    return s;
+  for (double d : delays)
+    s.capped += d >= hold_s;
+  s.median_s = median(delays);
+  s.p10_s = quantile(delays, 0.1);
+  s.p90_s = quantile(delays, 0.9);
+  s.spread = relative_spread(delays);
+  return s;
+}
+
+CpuProfile::BalanceDelayStats measure_balance_delay(int trials, int cores) {
   if (cores < 2)
-    return t;
+    return {};
   // cores + 1 spinning threads: one core runs two of them, the others one each. A thread alone on its
   // core, when asked, sleeps `hold`; the time until one of the others appears on that core is a trial.
   constexpr double hold = 0.040;
@@ -178,12 +191,7 @@ Timing measure_balance_delay(int trials, int cores) {
   stop = true;
   for (auto& th : threads)
     th.join();
-  if (!delays.empty()) {
-    t.median_s = median(delays);
-    t.spread = relative_spread(delays);
-    t.reps = static_cast<int>(delays.size());
-  }
-  return t;
+  return summarise_balance_delay(delays, hold);
 }
 
 } // namespace mlsim::validate

@@ -14,6 +14,13 @@
 namespace mlsim::validate {
 
 struct JobConfig {
+  // "mlsim": the job above. "pytorch": a torch DataLoader with `loader_threads` workers and the default
+  // transforms feeding an emulated accelerator, a sleep of `step_s` per step, on `cores` cores
+  // (pytorch_validate.hpp); prefetch_depth, consumer and gemm_n are not used.
+  std::string client = "mlsim";
+  double step_s = 0.0;     // pytorch: the emulated accelerator's step
+  double step_ratio = 0.0; // pytorch: step_s / the loader's predicted time per batch
+  int cores = 0;           // pytorch: cores the job may use (sched_setaffinity); 0: all
   int loader_threads = 1;
   int prefetch_depth = 2;
   std::string consumer = "light"; // a name for the consumer cost

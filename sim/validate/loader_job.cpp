@@ -21,6 +21,9 @@
 namespace mlsim::validate {
 
 std::string JobConfig::label() const {
+  if (client == "pytorch")
+    return fmt::format("w{} b{} r{:.1f} {} {}", loader_threads, batch_size, step_ratio, image_set,
+                       cores > 0 ? fmt::format("c{}", cores) : std::string("call"));
   return fmt::format("k{} d{} {} {}", loader_threads, prefetch_depth, consumer, image_set);
 }
 

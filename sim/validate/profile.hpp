@@ -45,6 +45,13 @@ struct CpuProfile {
   // cpu.all_cores_efficiency (sim/hardware/cpu.hpp). 0: not set, derive it from the stage fits.
   double all_cores_efficiency = 0.0;
   double balance_delay_s = 0.0; // cpu.balance_delay, measured (host_bench.hpp); 0: not measured
+  // How the balance delay's trials fell (calibration.balance_delay): quantiles and spread over the
+  // trials; `capped` trials saw none of our threads move within the hold (on a shared host: another
+  // tenant's thread took the core, which the job then also waits out).
+  struct BalanceDelayStats {
+    double median_s = 0.0, p10_s = 0.0, p90_s = 0.0, spread = 0.0;
+    int trials = 0, capped = 0;
+  } balance_delay;
   std::map<std::string, StageCost> stage_costs;
 };
 
@@ -109,6 +116,24 @@ struct AcceleratorProfile {
   std::string kernels_note; // why there is no kernel fit, if so
 };
 
+// A loader framework's own costs, measured by a client (`calibrate --client pytorch`): the preset fields
+// of pipeline.framework_costs (sim/pipeline/framework_costs.hpp), and how well each fit holds.
+struct FitQuality {
+  double r2 = 0.0, max_rel_residual = 0.0;
+  int points = 0;
+};
+struct FrameworkCostsProfile {
+  std::string framework = "pytorch";
+  double receive_per_batch_s = 0.0, receive_per_byte_s = 0.0;
+  double worker_per_batch_s = 0.0, worker_per_byte_s = 0.0;
+  double pin_per_byte_s = 0.0;
+  double worker_startup_s = 0.0;
+  FitQuality receive_fit, worker_fit, pin_fit, startup_fit;
+  std::string pin_note;     // why pin_per_byte was not measured (no CUDA), if it was not
+  std::string versions;     // "torch 1.13.0, torchvision 0.14.1, PIL 9.4.0"
+  std::string transforms;   // the transforms measured, "; "-separated
+};
+
 struct ProfileMeta {
   std::string host, cpu_model, gpu = "none", driver = "none", date, mode;
   std::string gpu_note;     // why there is no accelerator section, if there is none
@@ -125,6 +150,7 @@ struct Profile {
   DiskProfile disk;
   std::optional<PcieProfile> pcie;
   std::optional<AcceleratorProfile> accelerator;
+  std::optional<FrameworkCostsProfile> framework_costs;
 };
 
 // The YAML text of a profile (the one writer; quantities as strings with units).

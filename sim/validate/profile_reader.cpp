@@ -101,6 +101,17 @@ Profile read_profile(const std::string& path) {
         }
     p.accelerator = a;
   }
+  if (ConfigNode fc = root.child("framework_costs").child("pytorch"); fc.defined()) {
+    FrameworkCostsProfile f;
+    auto get = [&](const char* key) { return fc.get_quantity<Seconds>(key, Seconds(0.0), false).value(); };
+    f.receive_per_batch_s = get("receive_per_batch");
+    f.receive_per_byte_s = get("receive_per_byte");
+    f.worker_per_batch_s = get("worker_per_batch");
+    f.worker_per_byte_s = get("worker_per_byte");
+    f.pin_per_byte_s = get("pin_per_byte");
+    f.worker_startup_s = get("worker_startup");
+    p.framework_costs = f;
+  }
   if (ConfigNode cal = root.child("calibration"); cal.defined()) {
     p.meta.host = cal.get_string("host", "");
     p.meta.cpu_model = cal.get_string("cpu_model", "");

@@ -69,6 +69,39 @@ void stage_cost(YAML::Emitter& y, const std::string& name, const StageCost& c) {
   y << YAML::EndMap;
 }
 bool is_host_compute(const StageCost& c) { return c.per_flop_s > 0.0; }
+
+// framework_costs.<framework>: the keys of pipeline.framework_costs (sim/pipeline/framework_costs.hpp).
+void framework_costs(YAML::Emitter& y, const FrameworkCostsProfile& f) {
+  y << YAML::Key << "framework_costs" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << f.framework << YAML::Value << YAML::Flow << YAML::BeginMap;
+  y << YAML::Key << "receive_per_batch" << YAML::Value << seconds(f.receive_per_batch_s);
+  y << YAML::Key << "receive_per_byte" << YAML::Value << seconds(f.receive_per_byte_s);
+  y << YAML::Key << "worker_per_batch" << YAML::Value << seconds(f.worker_per_batch_s);
+  y << YAML::Key << "worker_per_byte" << YAML::Value << seconds(f.worker_per_byte_s);
+  y << YAML::Key << "pin_per_byte" << YAML::Value << seconds(f.pin_per_byte_s);
+  y << YAML::Key << "worker_startup" << YAML::Value << seconds(f.worker_startup_s);
+  y << YAML::EndMap << YAML::EndMap;
+}
+void fit_quality(YAML::Emitter& y, const char* key, const FitQuality& q) {
+  y << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap;
+  y << YAML::Key << "r2" << YAML::Value << round4(q.r2);
+  y << YAML::Key << "max_rel_residual" << YAML::Value << round4(q.max_rel_residual);
+  y << YAML::Key << "points" << YAML::Value << q.points << YAML::EndMap;
+}
+// calibration.framework_fits.<framework>: how well each fit holds, and what was measured.
+void framework_fits(YAML::Emitter& y, const FrameworkCostsProfile& f) {
+  y << YAML::Key << "framework_fits" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << f.framework << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "versions" << YAML::Value << f.versions;
+  y << YAML::Key << "transforms" << YAML::Value << f.transforms;
+  fit_quality(y, "receive", f.receive_fit);
+  fit_quality(y, "worker", f.worker_fit);
+  fit_quality(y, "pin", f.pin_fit);
+  fit_quality(y, "worker_startup", f.startup_fit);
+  if (!f.pin_note.empty())
+    y << YAML::Key << "pin_note" << YAML::Value << f.pin_note;
+  y << YAML::EndMap << YAML::EndMap;
+}
 } // namespace
 
 double cpu_all_cores_efficiency(const CpuProfile& cpu) {
@@ -143,6 +176,15 @@ static void host_calibration(YAML::Emitter& y, const Profile& p) {
   y << YAML::Key << "disk" << YAML::Value << YAML::Flow << YAML::BeginMap;
   y << YAML::Key << "measured_path" << YAML::Value << p.disk.measured_path;
   y << YAML::Key << "spread" << YAML::Value << round4(p.disk.spread) << YAML::EndMap;
+  if (const auto& b = p.cpu.balance_delay; b.trials > 0) {
+    y << YAML::Key << "balance_delay" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    y << YAML::Key << "median" << YAML::Value << seconds(b.median_s);
+    y << YAML::Key << "p10" << YAML::Value << seconds(b.p10_s);
+    y << YAML::Key << "p90" << YAML::Value << seconds(b.p90_s);
+    y << YAML::Key << "spread" << YAML::Value << round4(b.spread);
+    y << YAML::Key << "trials" << YAML::Value << b.trials;
+    y << YAML::Key << "capped" << YAML::Value << b.capped << YAML::EndMap;
+  }
   y << YAML::Key << "stage_fits" << YAML::Value << YAML::BeginMap;
   for (const auto& [name, c] : p.cpu.stage_costs) {
     y << YAML::Key << name << YAML::Value << YAML::Flow << YAML::BeginMap;
@@ -266,6 +308,8 @@ std::string profile_to_yaml(const Profile& p) {
     y << YAML::EndMap;
   }
 
+  if (p.framework_costs)
+    framework_costs(y, *p.framework_costs);
   // Measurement metadata and fit details: no preset field holds these.
   const auto& m = p.meta;
   y << YAML::Key << "calibration" << YAML::Value << YAML::BeginMap;
@@ -282,6 +326,8 @@ std::string profile_to_yaml(const Profile& p) {
   y << YAML::Key << "duration" << YAML::Value << seconds(m.duration_s);
   if (p.host_measured)
     host_calibration(y, p);
+  if (p.framework_costs)
+    framework_fits(y, *p.framework_costs);
   if (p.pcie) {
     y << YAML::Key << "pcie" << YAML::Value << YAML::Flow << YAML::BeginMap;
     y << YAML::Key << "bandwidth" << YAML::Value << rate(p.pcie->bandwidth_Bps);

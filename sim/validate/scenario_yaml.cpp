@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 
 namespace mlsim::validate {
 
@@ -26,7 +27,9 @@ std::string cost_map(double per_sample_s, double per_byte_s, double per_pixel_s)
 
 // The node: CPU consumer (nominal accelerator) or GPU consumer (the profile's accelerator and PCIe).
 std::string node_yaml(const JobConfig& cfg, const JobInputs& in, const Profile& p, const std::string& profile) {
-  const JobCpu share = job_cpu(p.cpu.cores, in.background_cores, in.group_scheduling);
+  // A job held to `cfg.cores` of the cores meets the other tenants' load in proportion.
+  const int cores = cfg.cores > 0 ? std::min(cfg.cores, p.cpu.cores) : p.cpu.cores;
+  const JobCpu share = job_cpu(cores, in.background_cores * cores / p.cpu.cores, in.group_scheduling);
   std::string cpu = fmt::format("{{preset: \"{}\", cores: {}, core_speed: {:.6g}", profile, share.cores,
                                 p.cpu.core_speed * share.speed);
   if (double rate = host_gemm_rate(p, cfg.gemm_n); rate > 0)
@@ -68,7 +71,45 @@ std::string named_cost(const Profile& p, const char* name) {
   return find_stage(p, name) ? fmt::format(", cost: {}", name) : "";
 }
 
+// The torch DataLoader's default transforms (pytorch_loader_bench.py), each priced by the client's fit;
+// the collation is part of the framework's worker cost (framework_costs.worker_*).
+std::string torch_stages_yaml(const JobConfig& cfg, const Profile& p) {
+  for (const char* name : {"torch_decode", "torch_random_resized_crop", "torch_random_horizontal_flip",
+                           "torch_to_tensor", "torch_normalize"})
+    if (!find_stage(p, name))
+      throw std::runtime_error(fmt::format("the profile has no {} cost: run `mlsim calibrate --client pytorch`", name));
+  return fmt::format("    - {{name: decode, cost: torch_decode, output: {{dtype: uint8}}}}\n"
+                     "    - {{name: crop, cost: torch_random_resized_crop, output: {{width: {0}, height: {0}}}}}\n"
+                     "    - {{name: flip, cost: torch_random_horizontal_flip}}\n"
+                     "    - {{name: to_tensor, kind: convert, cost: torch_to_tensor}}\n"
+                     "    - {{name: normalize, cost: torch_normalize, output: {{dtype: fp32}}}}\n"
+                     "  batch: {{collate: {{per_sample: 0 s}}}}\n",
+                     cfg.out_side);
+}
+
+// The pipeline's framework costs: none for mlsim's own C++ loader, the profile's for the torch one.
+std::string framework_costs_yaml(const JobConfig& cfg, const Profile& p) {
+  if (cfg.client != "pytorch")
+    return "  # mlsim's own C++ loader: none of a Python framework's receive/worker costs\n"
+           "  framework_costs: {receive_per_batch: 0 s, receive_per_byte: 0 s, worker_per_batch: 0 s, "
+           "worker_per_byte: 0 s, pin_per_byte: 0 s}\n";
+  if (!p.framework_costs)
+    throw std::runtime_error("the profile has no framework_costs.pytorch: run `mlsim calibrate --client pytorch`");
+  const FrameworkCostsProfile& f = *p.framework_costs;
+  // pin_memory: true with no pin cost: the real run copies nothing (no CUDA), and a pageable
+  // staging copy (pin_memory: false) would add a memcpy the real run does not make.
+  return fmt::format("  pin_memory: true\n"
+                     "  persistent_workers: false\n"
+                     "  framework_costs: {{receive_per_batch: \"{:.9g} s\", receive_per_byte: \"{:.9g} s\", "
+                     "worker_per_batch: \"{:.9g} s\", worker_per_byte: \"{:.9g} s\", pin_per_byte: 0 s, "
+                     "worker_startup: \"{:.9g} s\"}}\n",
+                     f.receive_per_batch_s, f.receive_per_byte_s, f.worker_per_batch_s, f.worker_per_byte_s,
+                     f.worker_startup_s);
+}
+
 std::string stages_yaml(const JobConfig& cfg, const Profile& p) {
+  if (cfg.client == "pytorch")
+    return torch_stages_yaml(cfg, p);
   const StageCost* flip = find_stage(p, "flip");
   const StageCost* collate = find_stage(p, "collate");
   const double sample_fp32_bytes = 3.0 * cfg.out_side * cfg.out_side * 4.0;
@@ -96,6 +137,8 @@ std::string stages_yaml(const JobConfig& cfg, const Profile& p) {
 }
 
 std::string model_yaml(const JobConfig& cfg) {
+  if (cfg.client == "pytorch") // the emulated accelerator: a sleep of step_s per step
+    return fmt::format("model: {{name: emulated-accelerator, step_time: \"{:.9g} s\"}}\n", cfg.step_s);
   const double per_sample = cfg.consumer_flops() / cfg.batch_size;
   if (!cfg.gpu)
     return fmt::format("model:\n"
@@ -112,6 +155,12 @@ std::string model_yaml(const JobConfig& cfg) {
                      cfg.consumer_layers, cfg.gemm_n, ops);
 }
 } // namespace
+
+std::string scenario_label(const JobConfig& cfg) {
+  std::string l = cfg.label();
+  std::replace(l.begin(), l.end(), ' ', '-');
+  return l;
+}
 
 double host_gemm_rate(const Profile& p, int n) {
   const StageCost* g = find_stage(p, "host_gemm_fp32");
@@ -137,6 +186,12 @@ JobCpu job_cpu(int cores, double background_cores, bool group_scheduling) {
 std::string scenario_yaml(const JobConfig& cfg, const JobInputs& in, const Profile& profile,
                           const std::string& profile_path, const RunLength& length) {
   const double width = std::sqrt(in.mean_pixels * 4.0 / 3.0); // the calibration images are 4:3
+  const bool torch = cfg.client == "pytorch";
+  // the torch client's data set is exactly the run's samples (one epoch); mlsim's loader cycles its files
+  const long samples = torch ? long(length.warmup + length.measured) * cfg.batch_size
+                             : std::max<long>(static_cast<long>(in.files.size()),
+                                              long(length.warmup + length.measured + cfg.loader_threads +
+                                                   cfg.prefetch_depth) * cfg.batch_size);
   return fmt::format(
       "name: validate-{label}\n"
       "description: \"generated by mlsim validate: {label}\"\n"
@@ -152,27 +207,28 @@ std::string scenario_yaml(const JobConfig& cfg, const JobInputs& in, const Profi
       "  framework: pytorch\n"
       "  batch_size: {batch}\n"
       "  workers: {workers}\n"
-      "  # the real queue depth {depth} + one batch held by each of the {workers} loaders (see scenario_yaml.hpp)\n"
+      "  # {prefetch_why}\n"
       "  prefetch: {prefetch}\n"
-      "  pin_memory: {pinned}\n"
-      "  # mlsim's own C++ loader: none of a Python framework's receive/worker costs\n"
-      "  framework_costs: {{receive_per_batch: 0 s, receive_per_byte: 0 s, worker_per_batch: 0 s, "
-      "worker_per_byte: 0 s, pin_per_byte: 0 s}}\n"
+      "{pinned}"
+      "{framework_costs}"
       "  stages:\n"
       "{stages}"
       "{model}"
       // The real loader makes exactly the run's batches and stops: so does the simulated one.
       "run: {{steps: {steps}, warmup_steps: {warmup}, seed: 1, pipeline_stops_after_last_batch: true}}\n",
-      fmt::arg("label", fmt::format("k{}-d{}-{}-{}", cfg.loader_threads, cfg.prefetch_depth, cfg.consumer,
-                                    cfg.image_set)),
+      fmt::arg("label", scenario_label(cfg)),
       fmt::arg("node", node_yaml(cfg, in, profile, profile_path)),
       // the loader cycles through the set's files: as many samples as the run reads, all in RAM
-      fmt::arg("samples", std::max<long>(static_cast<long>(in.files.size()),
-                                         long(length.warmup + length.measured + cfg.loader_threads + cfg.prefetch_depth) *
-                                             cfg.batch_size)), fmt::arg("bytes", in.mean_bytes),
+      fmt::arg("samples", samples), fmt::arg("bytes", in.mean_bytes),
       fmt::arg("w", width), fmt::arg("h", width * 0.75), fmt::arg("batch", cfg.batch_size),
-      fmt::arg("workers", cfg.loader_threads), fmt::arg("depth", cfg.prefetch_depth),
-      fmt::arg("prefetch", cfg.prefetch_depth + cfg.loader_threads), fmt::arg("pinned", cfg.gpu ? "false" : "true"),
+      fmt::arg("workers", cfg.loader_threads),
+      fmt::arg("prefetch_why", torch ? fmt::format("prefetch_factor 2 x {} workers", cfg.loader_threads)
+                                     : fmt::format("the real queue depth {} + one batch held by each of the {} "
+                                                   "loaders (see scenario_yaml.hpp)",
+                                                   cfg.prefetch_depth, cfg.loader_threads)),
+      fmt::arg("prefetch", torch ? 2 * cfg.loader_threads : cfg.prefetch_depth + cfg.loader_threads),
+      fmt::arg("pinned", torch ? "" : cfg.gpu ? "  pin_memory: false\n" : "  pin_memory: true\n"),
+      fmt::arg("framework_costs", framework_costs_yaml(cfg, profile)),
       fmt::arg("stages", stages_yaml(cfg, profile)), fmt::arg("model", model_yaml(cfg)),
       fmt::arg("steps", length.warmup + length.measured), fmt::arg("warmup", length.warmup));
 }
@@ -184,8 +240,7 @@ Predictor simulator_predictor(SimulateFn simulate, Profile profile, std::string 
     const std::string yaml = scenario_yaml(cfg, in, profile, profile_path, length);
     if (!keep_dir.empty()) {
       std::filesystem::create_directories(keep_dir);
-      std::string name = fmt::format("k{}-d{}-{}-{}{}.yaml", cfg.loader_threads, cfg.prefetch_depth, cfg.consumer,
-                                     cfg.image_set, in.background_cores > 0 ? "-busy" : "");
+      std::string name = scenario_label(cfg) + (in.background_cores > 0 ? "-busy" : "") + ".yaml";
       std::ofstream(std::filesystem::path(keep_dir) / name) << yaml;
     }
     RunMetrics r = simulate(yaml, {});

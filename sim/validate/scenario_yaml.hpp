@@ -74,6 +74,9 @@
 
 namespace mlsim::validate {
 
+// The configuration's label as a file name ("k2-d4-heavy-imagenet").
+std::string scenario_label(const JobConfig& cfg);
+
 // Host GEMM rate (FLOP/s, one core) at one n x n x n GEMM, from the host_gemm_fp32 fit; 0 if not calibrated.
 double host_gemm_rate(const Profile& p, int n);
 

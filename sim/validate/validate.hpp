@@ -12,9 +12,11 @@
 #include "sim/validate/calibrate.hpp"
 #include "sim/validate/loader_job.hpp"
 #include "sim/validate/predictor.hpp"
+#include "sim/validate/robust_measure.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -26,7 +28,8 @@ struct ConfigResult {
   JobInputs inputs;
   Prediction predicted;       // with the measured background load
   Prediction predicted_quiet; // as if the machine were otherwise idle
-  Measured measured;
+  Measured measured;        // medians over the kept repeats (robust_measure.hpp)
+  RobustMeasured robust;    // spreads, drift, rejected runs
   double throughput_error = 0.0; // relative, signed
   double stall_error = 0.0;      // absolute, signed
 };
@@ -40,6 +43,8 @@ struct ValidationReport {
   std::string profile_source; // the profile file, or "in-process quick calibration"
   std::string host, cpu_model;
   bool gpu = false;
+  std::string client = "mlsim";
+  RobustOptions robust;
   std::vector<ConfigResult> rows;
   ErrorSummary throughput, stall;
 };
@@ -50,6 +55,9 @@ struct ValidateOptions {
   std::vector<JobConfig> grid; // empty: default_grid()
   RunLength length{};          // steps per configuration
   bool use_gpu = false;        // consumer on the GPU (probe_gpu().available)
+  RobustOptions robust;        // repeats and the drift threshold
+  // Measures one configuration once; empty: mlsim's own loader job (run_loader_job).
+  std::function<Measured(const JobConfig&, const JobInputs&, const RunLength&)> run;
 };
 
 std::vector<JobConfig> default_grid(bool quick, bool gpu);
@@ -58,7 +66,7 @@ RunLength default_length(bool quick);
 // The loader inputs of a calibration set (built if needed).
 JobInputs inputs_for_set(const std::string& set, const std::string& cache_dir, bool quick);
 
-// Runs every configuration for real and predicts it; prints one line per configuration to `log`.
+// Runs every configuration for real (interleaved repeats) and predicts it; prints one line per run to `log`.
 ValidationReport run_validation(const ValidateOptions& opt, const Predictor& predict, const std::string& predictor_name,
                                 std::ostream& log);
 

@@ -3,11 +3,16 @@
 
 #include "sim/core/base/atomic_file.hpp"
 #include "sim/core/base/errors.hpp"
+#include "sim/core/run/scenario.hpp"
 #include "sim/validate/calibrate.hpp"
+#include "sim/validate/client_process.hpp"
+#include "sim/validate/pytorch_calibrate.hpp"
+#include "sim/validate/pytorch_validate.hpp"
 #include "sim/validate/scenario_yaml.hpp"
 #include "sim/validate/validate.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <unistd.h>
 
@@ -20,6 +25,17 @@ namespace mlsim {
 
 namespace {
 // A file in the temporary directory, removed when the command ends (also on an exception).
+// The client named by --client can run here; else says what it needs (the command then ends, exit 0).
+bool client_available(const std::string& client, const char* command) {
+  if (client != "pytorch")
+    return true;
+  const validate::ClientProbe probe = validate::probe_pytorch_client();
+  if (!probe.available)
+    fmt::print("mlsim {} --client pytorch: skipped: {} ({} says: {})\n", command, validate::kPytorchInstallHint,
+               validate::client_python(), probe.reason);
+  return probe.available;
+}
+
 struct TempFile {
   std::string path;
   explicit TempFile(const std::string& name) : path((std::filesystem::temp_directory_path() / name).string()) {}
@@ -34,7 +50,9 @@ struct TempFile {
 
 void add_calibrate_command(CLI::App& app, CommandStatus& status) {
   struct Args {
-    std::string out, gpu = "auto", cache_dir, gpu_results;
+    std::string out, gpu = "auto", cache_dir, gpu_results, client = "mlsim";
+    std::vector<std::string> transforms;
+    std::string transforms_from;
     bool quick = false;
     int reps = 0;
   };
@@ -56,7 +74,30 @@ void add_calibrate_command(CLI::App& app, CommandStatus& status) {
   cmd->add_option("--gpu-results", args->gpu_results,
                   "measure nothing here: fit GPU measurements made on another host by mlsim-gpu-measure (JSON) and "
                   "write a profile with their accelerator and PCIe sections only");
+  cmd->add_option("--client", args->client,
+                  "mlsim: mlsim's own C++ loader stages only; pytorch: also a real torch DataLoader (transforms, "
+                  "receive, worker, pin and start-up costs) through /usr/bin/python3 ($MLSIM_PYTHON)")
+      ->check(CLI::IsMember({"mlsim", "pytorch"}));
+  cmd->add_option("--transforms", args->transforms,
+                  "with --client pytorch: the torchvision transforms to measure, e.g. \"RandomResizedCrop(224)\" "
+                  "\"ToTensor()\" (default: RandomResizedCrop(224) RandomHorizontalFlip() ToTensor() Normalize(...))");
+  cmd->add_option("--transforms-from", args->transforms_from,
+                  "with --client pytorch: the transforms a scenario's pipeline stages stand for (crop, resize, flip, "
+                  "to_tensor/convert, normalize by name)")
+      ->check(CLI::ExistingFile)
+      ->excludes("--transforms");
   cmd->callback([args, &status] {
+    if (!client_available(args->client, "calibrate"))
+      return;
+    if (!args->transforms_from.empty()) { // InputError (exit 2) on a bad scenario, before any measuring
+      std::vector<std::string> skipped;
+      args->transforms = validate::transforms_from_stages(load_scenario_file(args->transforms_from).pipeline, &skipped);
+      fmt::print("transforms from {}: {} (not transforms: {})\n", args->transforms_from,
+                 fmt::join(args->transforms, ", "), fmt::join(skipped, ", "));
+      if (args->transforms.empty())
+        throw InputError(args->transforms_from, "pipeline.stages", "a crop, resize, flip, to_tensor or normalize stage",
+                         "none");
+    }
     if (!args->gpu_results.empty()) { // InputError (exit 2) on a bad file
       validate::Profile p = validate::profile_from_gpu_results(args->gpu_results, std::cout);
       const std::string out = args->out.empty() ? "profiles/gpu.yaml" : args->out;
@@ -83,6 +124,8 @@ void add_calibrate_command(CLI::App& app, CommandStatus& status) {
     const std::string out = args->out.empty() ? "profiles/" + validate::host_name() + ".yaml" : args->out;
     check_output_path("--out", out); // before minutes of measuring
     validate::Profile p = validate::run_calibration(opt, std::cout); // runtime_error: exit 1 in main
+    if (args->client == "pytorch")
+      validate::add_pytorch_calibration(p, {opt.quick, p.meta.repetitions, args->transforms, opt.cache_dir}, std::cout);
     validate::write_profile(p, out);
     fmt::print("profile written to {} ({:.1f} s); use it in a scenario with `preset: {}`\n", out, p.meta.duration_s,
                out);
@@ -91,8 +134,10 @@ void add_calibrate_command(CLI::App& app, CommandStatus& status) {
 
 void add_validate_command(CLI::App& app, CommandStatus& status) {
   struct Args {
-    std::string profile, json, cache_dir, gpu = "auto", keep_scenarios;
+    std::string profile, json, cache_dir, gpu = "auto", keep_scenarios, client = "mlsim";
     bool quick = false;
+    int repeats = 0;
+    double drift_threshold = 0.10;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
@@ -110,14 +155,29 @@ void add_validate_command(CLI::App& app, CommandStatus& status) {
   cmd->add_option("--cache-dir", args->cache_dir, "where the calibration images are (see calibrate --help)");
   cmd->add_option("--keep-scenarios", args->keep_scenarios,
                   "also write each configuration's generated scenario to this folder (for `mlsim run`)");
+  cmd->add_option("--client", args->client,
+                  "mlsim: mlsim's own C++ loader and consumer; pytorch: a real torch DataLoader feeding an emulated "
+                  "accelerator (a sleep per step), through /usr/bin/python3 ($MLSIM_PYTHON)")
+      ->check(CLI::IsMember({"mlsim", "pytorch"}));
+  cmd->add_option("--repeats", args->repeats, "runs of each configuration, interleaved (default 1 quick, 2 full)")
+      ->check(CLI::Range(1, 100));
+  cmd->add_option("--drift-threshold", args->drift_threshold,
+                  "reject a run whose reference spin loop changed speed by more than this fraction (default 0.10)")
+      ->check(CLI::Range(0.0, 10.0));
   cmd->callback([args, &status] {
+    if (!client_available(args->client, "validate"))
+      return;
     if (!args->json.empty())
       check_output_path("--json", args->json); // before hours of measuring
     validate::ValidateOptions opt;
     opt.quick = args->quick;
     opt.cache_dir = args->cache_dir;
-    opt.length = validate::default_length(args->quick);
-    if (args->gpu == "auto") {
+    const bool torch = args->client == "pytorch";
+    // the torch quick run: fewer steps (its steps are the emulated accelerator's sleeps, up to ~0.5 s)
+    opt.length = torch && args->quick ? validate::RunLength{2, 10} : validate::default_length(args->quick);
+    opt.robust.repeats = args->repeats > 0 ? args->repeats : (args->quick ? 1 : 2);
+    opt.robust.drift_threshold = args->drift_threshold;
+    if (args->gpu == "auto" && !torch) {
       validate::GpuInfo g = validate::probe_gpu();
       opt.use_gpu = g.available;
       if (!g.available)
@@ -138,6 +198,8 @@ void add_validate_command(CLI::App& app, CommandStatus& status) {
       c.include_disk = false;
       c.gpu = opt.use_gpu ? validate::GpuMode::automatic : validate::GpuMode::off;
       profile = validate::run_calibration(c, std::cout);
+      if (torch)
+        validate::add_pytorch_calibration(profile, {true, 3, {}, args->cache_dir}, std::cout);
       source = "in-process quick calibration";
       temp = std::make_unique<TempFile>(fmt::format("mlsim-validate-profile-{}.yaml", ::getpid()));
       validate::write_profile(profile, temp->path); // the scenarios' presets read it
@@ -146,6 +208,17 @@ void add_validate_command(CLI::App& app, CommandStatus& status) {
     if (opt.use_gpu && !profile.accelerator)
       throw InputError("--profile " + args->profile, "accelerator", "a profile measured with a GPU (a GPU is present)",
                        "a profile without an accelerator section");
+    std::unique_ptr<validate::ClientProcess> client;
+    if (torch) {
+      if (!profile.framework_costs)
+        throw InputError("--profile " + args->profile, "framework_costs.pytorch",
+                         "a profile made by `mlsim calibrate --client pytorch`", "a profile without it");
+      client = std::make_unique<validate::ClientProcess>(validate::client_python(), validate::pytorch_client_script());
+      opt.run = validate::pytorch_runner(*client);
+      opt.grid = validate::pytorch_grid(args->quick, profile.cpu.cores, profile, [&](const std::string& set) {
+        return validate::inputs_for_set(set, args->cache_dir, args->quick);
+      });
+    }
     // Each prediction is one simulation in a forked child (this process never runs a SimGrid engine
     // itself); run_validation predicts after each real run, when the loader threads have been joined.
     fmt::print("validate: {} configurations, predictor: {}\n",

@@ -2,6 +2,8 @@
 
 #include <simgrid/s4u.hpp>
 
+#include <malloc.h>
+
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -16,15 +18,19 @@ std::exception_ptr& failure_slot() {
 }
 } // namespace
 
-std::unique_ptr<sg4::Engine> make_engine() {
-  static std::vector<std::string> args = [] {
-    std::vector<std::string> a{"mlsim", "--cfg=network/model:CM02", "--cfg=network/crosstraffic:0",
-                               "--cfg=network/TCP-gamma:0", "--log=root.thresh:critical"};
-    const char* threads = std::getenv("MLSIM_THREAD_CONTEXTS");
-    if (threads && std::string(threads) == "1")
-      a.emplace_back("--cfg=contexts/factory:thread");
-    return a;
-  }();
+std::unique_ptr<sg4::Engine> make_engine(StackGuard guard) {
+  // Unguarded stacks come from calloc: with glibc's threshold fixed (not raised as large blocks are
+  // freed) each is a mapping of its own whose pages are touched only as deep as the actor's calls go,
+  // instead of heap memory that calloc clears in full.
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  static std::vector<std::string> args; // SimGrid may keep pointers into argv: one engine per process
+  args = {"mlsim", "--cfg=network/model:CM02", "--cfg=network/crosstraffic:0", "--cfg=network/TCP-gamma:0",
+          "--log=root.thresh:critical", "--cfg=contexts/stack-size:" + std::to_string(kActorStackKiB)};
+  if (guard == StackGuard::off) // one memory mapping per actor stack instead of two (see engine.hpp)
+    args.emplace_back("--cfg=contexts/guard-size:0");
+  const char* threads = std::getenv("MLSIM_THREAD_CONTEXTS");
+  if (threads && std::string(threads) == "1")
+    args.emplace_back("--cfg=contexts/factory:thread");
   static std::vector<char*> argv;
   argv.clear();
   for (auto& a : args)

@@ -2,12 +2,16 @@
 //
 // Network model CM02 with cross-traffic and the TCP window cap off, so a
 // transfer takes exactly latency + size / bottleneck bandwidth (see
-// sim/hardware/platform.hpp for why); SimGrid's own logs are silenced. Each
-// actor's stack has a guard page (two memory mappings): past ~32k actors the
-// kernel's default vm.max_map_count (65536) is reached, which is why large
-// jobs are simulated with replica folding (scenario.hpp) and the loader caps
-// the actors (sim/core/run/limits.hpp). Turning the guard off
-// (contexts/guard-size:0) crashes SimGrid 3.32 here.
+// sim/hardware/platform.hpp for why); SimGrid's own logs are silenced. Actor
+// stacks are kActorStackKiB. A guarded stack is two memory mappings, and the
+// kernel's default vm.max_map_count (65530) then stops a process at ~28k
+// actors (128 nodes x 8 accelerators simulated node by node need ~36k). So a
+// run whose actors fit twice keeps the guard page (an overflow faults at
+// once); a larger one drops it (StackGuard::off): an unguarded stack of this
+// size is one mapping (glibc maps allocations of 128 KiB and more on their
+// own), touched only as deep as an actor's calls go, and an overflow is not
+// caught, so the size keeps a wide margin over what actors use. The loader
+// caps the actors either way (sim/core/run/limits.hpp).
 //
 // MLSIM_THREAD_CONTEXTS=1 in the environment runs actors on threads instead of
 // SimGrid's own stack switching: only for AddressSanitizer builds, whose
@@ -23,7 +27,13 @@
 
 namespace mlsim {
 
-std::unique_ptr<simgrid::s4u::Engine> make_engine();
+inline constexpr int kActorStackKiB = 256; // per actor; at least 128 so that each is a mapping of its own
+
+// Whether actor stacks get a guard page (an overflow then faults at once) at the cost of a second
+// memory mapping per actor; the simulation drops it only when the actors would not fit otherwise.
+enum class StackGuard { on, off };
+
+std::unique_ptr<simgrid::s4u::Engine> make_engine(StackGuard guard = StackGuard::on);
 
 // Creates an actor whose body cannot take the process down: an exception
 // (std::exception: SimGrid's own kill exception passes through) is kept, every

@@ -25,10 +25,9 @@ double machine_memory() {
 // Mappings the process needs besides actor stacks (libraries, heap arenas, SimGrid's own).
 constexpr long kOtherMappings = 8192;
 
-double node_hosts(const NodeSpec& n) {
-  double per_core = n.cpu.scheduling == CpuScheduling::per_core ? n.cpu.cores : 0;
-  return 2 + per_core + static_cast<double>(n.disks.size()) + n.accelerator_count;
-}
+// Hosts in the route table (platform.hpp): the node's CPU and its accelerators. Its cores, RAM bus and
+// disks only compute and are kept out of it.
+double node_hosts(const NodeSpec& n) { return 1.0 + n.accelerator_count; }
 
 // The index of a node group in hardware.nodes, for its keys.
 std::string node_key(const Scenario& s, const NodeSpec& n) {
@@ -80,8 +79,10 @@ long max_actors() {
       maps = v;
     std::fclose(f);
   }
-  return std::max(1000L, (maps - kOtherMappings) / 2);
+  return std::max(1000L, maps - kOtherMappings); // one mapping per actor stack (engine.hpp)
 }
+
+bool guarded_stacks_fit(const Scenario& s) { return 2.0 * estimate_size(s).actors <= static_cast<double>(max_actors()); }
 
 SimulationSize estimate_size(const Scenario& s) {
   SimulationSize z;
@@ -105,10 +106,12 @@ SimulationSize estimate_size(const Scenario& s) {
   for (const auto& n : s.nodes) {
     double instances = n.role == NodeRole::trainer && n.accelerator_count > 0 ? nodes : n.count;
     z.hosts += instances * node_hosts(n);
+    const double cores = n.cpu.scheduling == CpuScheduling::per_core ? n.cpu.cores : 0;
+    z.compute_hosts += instances * (cores + 1.0 + static_cast<double>(n.disks.size()));
     if (n.cpu.scheduling == CpuScheduling::per_core)
-      z.core_actors += instances * n.cpu.cores;
+      z.core_actors += instances; // one balancer per node (cpu_scheduler.hpp)
   }
-  z.hosts += s.storage.present ? 2 : 0;
+  z.hosts += s.storage.present ? 1 : 0;
   z.actors = nodes + z.workers + z.readers + z.accelerator_actors + z.core_actors;
   z.batch_samples = nodes * t.accelerator_count * (p.prefetch + 1.0) * static_cast<double>(p.batch_size);
   for (const auto& st : p.stages)
@@ -144,8 +147,14 @@ void check_simulable(const Scenario& s, const StepPlan& plan, const ConfigNode& 
   const NodeSpec& t = s.trainer_node();
   const long actor_limit = max_actors();
   if (z.actors > static_cast<double>(actor_limit)) {
-    // Name the largest contributor's key.
+    // Name the largest contributor's key. Workers not set are one per core of the nodes that run them:
+    // a data service's node count or the trainer's cores is then the key to change.
     std::string key = "pipeline.workers";
+    if (s.pipeline.workers <= 0) {
+      const NodeSpec* svc = s.pipeline.placement == PipelinePlacement::service ? s.find_node(s.pipeline.service_node) : nullptr;
+      const NodeSpec& n = svc ? *svc : t;
+      key = node_key(s, n) + (n.count > 1 ? ".count" : ".cpu.cores");
+    }
     double biggest = z.workers;
     if (z.readers > biggest) {
       biggest = z.readers;
@@ -165,7 +174,7 @@ void check_simulable(const Scenario& s, const StepPlan& plan, const ConfigNode& 
     if (z.accelerator_actors > biggest)
       key = node_key(s, t) + ".accelerators.count";
     fail_at(root, key,
-            fmt::format("a scenario of at most {} simulated actors (two memory mappings each, under this machine's "
+            fmt::format("a scenario of at most {} simulated actors (a memory mapping each, under this machine's "
                         "vm.max_map_count)", actor_limit),
             fmt::format("{:.0f} actors ({:.0f} pipeline workers, {:.0f} readers, {:.0f} core balancers, {:.0f} per "
                         "accelerator)", z.actors, z.workers, z.readers, z.core_actors, z.accelerator_actors));
@@ -176,9 +185,18 @@ void check_simulable(const Scenario& s, const StepPlan& plan, const ConfigNode& 
       if (node_hosts(n) * n.count > node_hosts(*most) * most->count)
         most = &n;
     fail_at(root, node_key(s, *most) + (most->count > 1 ? ".count" : ".cpu.cores"),
-            fmt::format("a platform of at most {} simulated hosts (one per node, per core, per disk, per "
-                        "accelerator; the route table grows with their square)", kMaxHosts),
+            fmt::format("a platform of at most {} hosts that communicate (one per node and per accelerator; "
+                        "the route table grows with their square)", kMaxHosts),
             fmt::format("{:.0f} hosts", z.hosts));
+  }
+  if (z.compute_hosts > kMaxComputeHosts) {
+    const NodeSpec* most = &s.nodes.front();
+    for (const auto& n : s.nodes)
+      if (static_cast<double>(n.cpu.cores) * n.count > static_cast<double>(most->cpu.cores) * most->count)
+        most = &n;
+    fail_at(root, node_key(s, *most) + (most->count > 1 ? ".count" : ".cpu.cores"),
+            fmt::format("a platform of at most {} simulated cores, RAM buses and disks", kMaxComputeHosts),
+            fmt::format("{:.0f}", z.compute_hosts));
   }
   if (z.batch_samples > kMaxBufferedSamples) {
     bool prefetch = s.pipeline.prefetch + 1.0 > static_cast<double>(s.pipeline.batch_size);

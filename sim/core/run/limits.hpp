@@ -1,17 +1,19 @@
 // What one process can simulate, checked when a scenario is loaded (so `check`
 // rejects what `run` would, and before any engine starts) with the key to change.
 //
-//   actors            <= max_actors() = (vm.max_map_count - 8192) / 2: every SimGrid actor
-//                     has its own stack and guard page (two memory mappings) and SimGrid
-//                     aborts when the kernel refuses one (~32k actors at the default 65530;
-//                     `sysctl -w vm.max_map_count=...` raises the limit).
+//   actors            <= max_actors() = vm.max_map_count - 8192: every SimGrid actor
+//                     has its own stack, one memory mapping (no guard page, engine.hpp), and
+//                     SimGrid aborts when the kernel refuses one (~57k actors at the default
+//                     65530; `sysctl -w vm.max_map_count=...` raises the limit).
 //                     Per simulated trainer node: 1 dispatcher + readers + workers;
-//                     per accelerator: a trainer, a communicator, a copier; per core of every
-//                     node: at most one balancing actor (per_core scheduler).
-//   hosts             <= kMaxHosts: the platform is one full zone, which keeps a route
-//                     slot for every pair of hosts (hosts^2 x 8 bytes: 800 MB at 10,000).
-//                     Per node instance: its CPU, one per core (per_core), its RAM bus,
-//                     one per disk, one per accelerator.
+//                     per accelerator: a trainer, a communicator, a copier; per node: one
+//                     balancing actor (per_core scheduler).
+//   hosts             <= kMaxHosts: hosts that communicate are one full zone, which keeps a
+//                     route slot for every pair (hosts^2 x 8 bytes: 800 MB at 10,000).
+//                     Per node instance: its CPU and one per accelerator (cores, RAM and
+//                     disks are in a zone without routes).
+//   compute hosts     <= kMaxComputeHosts: per node its cores (per_core), RAM bus and disks;
+//                     each is a SimGrid host with its own resource.
 //   buffered samples  <= kMaxBufferedSamples: sizes drawn for every batch in flight
 //                     ((prefetch + 1) x batch_size per accelerator) and a shuffle buffer's fill.
 //   memory estimate   <= half of this machine's RAM: route table + actor stacks + samples
@@ -30,6 +32,7 @@
 namespace mlsim {
 
 inline constexpr long kMaxHosts = 10000;
+inline constexpr long kMaxComputeHosts = 250000; // 1,024 nodes of 128 cores need ~134k
 inline constexpr double kMaxBufferedSamples = 1e7;
 inline constexpr double kMaxBatchCoreSeconds = 1e9; // ~32 years of one core per batch
 inline constexpr double kMaxBatchBytes = 1e15;      // 1 PB per batch
@@ -37,13 +40,17 @@ inline constexpr double kMaxStepSeconds = 1e9;
 
 struct SimulationSize {
   double actors = 0, workers = 0, readers = 0, core_actors = 0, accelerator_actors = 0;
-  double hosts = 0;
+  double hosts = 0;         // in the route table
+  double compute_hosts = 0; // cores, RAM buses, disks
   double batch_samples = 0, shuffle_samples = 0;
   double memory_bytes = 0;
 };
 
-// The actors this machine's kernel lets one process create (see above).
+// The actors this machine's kernel lets one process create (see above), with unguarded stacks.
 long max_actors();
+
+// Whether `s`'s actors also fit with a guard page on every stack (two mappings each).
+bool guarded_stacks_fit(const Scenario& s);
 
 // What simulating `s` creates (see the header comment for what is counted).
 SimulationSize estimate_size(const Scenario& s);

@@ -26,7 +26,7 @@ long simulations_started() { return g_simulations_started; }
 SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& options) {
   ++g_simulations_started;
   SimulationOutput out;
-  auto engine = make_engine();
+  auto engine = make_engine(guarded_stacks_fit(scenario) ? StackGuard::on : StackGuard::off);
   Platform platform(scenario.platform_spec());
   const JobContext job = scenario.job_context();
   Recorder& rec = out.recorder;

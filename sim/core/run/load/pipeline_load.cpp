@@ -116,7 +116,7 @@ StageSpec parse_stage(const ConfigNode& node, const CpuSpec& cpu) {
 PipelineSpec parse_pipeline(const ConfigNode& node, const CpuSpec& cpu) {
   node.allow_only({"framework", "batch_size", "workers", "prefetch", "prefetch_factor", "chunks_per_batch",
                    "pin_memory", "copy", "placement", "service", "stages", "batch", "device_stage",
-                   "framework_costs"});
+                   "framework_costs", "persistent_workers"});
   PipelineSpec p;
   p.framework = node.get_enum<Framework>("framework", Framework::custom);
   p.batch_size = node.get_integer("batch_size", std::nullopt, 1, 10000000); // samples per accelerator
@@ -169,6 +169,8 @@ PipelineSpec parse_pipeline(const ConfigNode& node, const CpuSpec& cpu) {
     p.device_stage.cost = parse_stage_cost(d.required("cost"));
   }
   p.framework_costs = parse_framework_costs(node.child("framework_costs"), p.framework);
+  // PyTorch's default: workers start anew at each epoch (framework_costs.worker_startup).
+  p.persistent_workers = node.get_bool("persistent_workers", p.framework != Framework::pytorch);
   return p;
 }
 
@@ -176,13 +178,15 @@ FrameworkCosts parse_framework_costs(const ConfigNode& node, Framework framework
   FrameworkCosts c = default_framework_costs(framework);
   if (!node.defined())
     return c;
-  node.allow_only({"receive_per_batch", "receive_per_byte", "worker_per_batch", "worker_per_byte", "pin_per_byte"});
+  node.allow_only({"receive_per_batch", "receive_per_byte", "worker_per_batch", "worker_per_byte", "pin_per_byte",
+                   "worker_startup"});
   auto get = [&](const char* key, Seconds& field) { field = node.get_quantity<Seconds>(key, field, false); };
   get("receive_per_batch", c.receive_per_batch);
   get("receive_per_byte", c.receive_per_byte);
   get("worker_per_batch", c.worker_per_batch);
   get("worker_per_byte", c.worker_per_byte);
   get("pin_per_byte", c.pin_per_byte);
+  get("worker_startup", c.worker_startup);
   return c;
 }
 

@@ -1,0 +1,165 @@
+// The floor for sim_speed's 1-node run: the same activities in plain SimGrid s4u, with none of mlsim.
+//
+// One node: a dispatcher puts `chunks` chunks per step (the node's batch) in a queue once every
+// accelerator's buffer has a free slot; `chunks` readers each start the chunk's random accesses on
+// the disk's operations host and its bytes on the disk's bandwidth host, wait for both, then sleep
+// the per-request latency; `chunks` workers run a chunk's CPU work on their own core host and the
+// last one of a batch hands it to the 8 trainers; a trainer copies its batch over its PCIe link,
+// runs the step on its accelerator host and sends its share of a ring all-reduce to the next
+// accelerator over NVLink, then waits at a barrier. Sample sizes are drawn as mlsim draws them
+// (lognormal, 110 kB mean), the costs are the bench scenario's, rounded. What it leaves out of
+// mlsim: recording, step bookkeeping, the CPU scheduler's run queues, the fast-forward monitor.
+#pragma once
+
+#include <simgrid/s4u.hpp>
+
+#include <cmath>
+#include <deque>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace bare {
+
+namespace sg4 = simgrid::s4u;
+
+struct Counts {
+  long execs = 0, comms = 0;
+  double end_time = 0;
+};
+
+struct Chunk {
+  double bytes = 0;
+  long batch = 0;
+  bool collate = false;
+};
+
+struct Queue { // a deque guarded by a semaphore of items (SIMGRID-NOTES: the simplest buffer)
+  std::deque<Chunk> items;
+  sg4::SemaphorePtr available = sg4::Semaphore::create(0);
+  void put(Chunk v, bool front = false) {
+    front ? items.push_front(v) : items.push_back(v);
+    available->release();
+  }
+  Chunk take() {
+    available->acquire();
+    Chunk v = items.front();
+    items.pop_front();
+    return v;
+  }
+};
+
+inline Counts run(int argc, char** argv, int steps, int chunks = 128, int gpus = 8, int batch = 256) {
+  Counts counts;
+  sg4::Engine engine(&argc, argv);
+  sg4::Exec::on_start_cb([&counts](const sg4::Exec&) { ++counts.execs; });
+  sg4::Activity::on_completion_cb([&counts](const sg4::Activity& a) { counts.comms += dynamic_cast<const sg4::Comm*>(&a) != nullptr; });
+  auto* root = sg4::create_empty_zone("root");
+  auto* net = sg4::create_full_zone("net");
+  net->set_parent(root);
+  auto* compute = sg4::create_empty_zone("compute");
+  compute->set_parent(root);
+  auto* cpu = net->create_host("cpu", 1e9)->seal();
+  auto* disk = compute->create_host("disk", 7e9)->seal();
+  auto* ops = compute->create_host("ops", 1e6)->seal();
+  std::vector<sg4::Host*> cores, gpu;
+  for (int c = 0; c < chunks; ++c)
+    cores.push_back(compute->create_host("core" + std::to_string(c), 1e9)->seal());
+  std::vector<sg4::Link*> nvlink;
+  for (int g = 0; g < gpus; ++g) {
+    gpu.push_back(net->create_host("gpu" + std::to_string(g), 1e9)->seal());
+    auto* pcie = net->create_split_duplex_link("pcie" + std::to_string(g), 25.2e9)->set_latency(1e-6)->seal();
+    nvlink.push_back(net->create_split_duplex_link("nvlink" + std::to_string(g), 300e9)->set_latency(1e-6)->seal());
+    using Dir = sg4::LinkInRoute::Direction;
+    net->add_route(cpu->get_netpoint(), gpu[g]->get_netpoint(), nullptr, nullptr, {{pcie, Dir::DOWN}}, false);
+  }
+  using Dir = sg4::LinkInRoute::Direction;
+  for (int g = 0; g < gpus; ++g) {
+    int n = (g + 1) % gpus;
+    net->add_route(gpu[g]->get_netpoint(), gpu[n]->get_netpoint(), nullptr, nullptr,
+                   {{nvlink[g], Dir::UP}, {nvlink[n], Dir::DOWN}}, false);
+  }
+  compute->seal();
+  net->seal();
+  root->seal();
+
+  auto to_read = std::make_shared<Queue>(), to_map = std::make_shared<Queue>();
+  std::vector<sg4::SemaphorePtr> tokens, ready;
+  for (int g = 0; g < gpus; ++g) {
+    tokens.push_back(sg4::Semaphore::create(2)); // prefetch 2
+    ready.push_back(sg4::Semaphore::create(0));
+  }
+  auto left = std::make_shared<std::map<long, int>>(); // chunks of each batch not yet processed
+  auto barrier = sg4::Barrier::create(static_cast<unsigned>(gpus));
+  const double per_sample_cpu = 1.2e-3, per_byte_h2d = 224.0 * 224 * 3 * 4, step_s = 0.0202;
+  const double gradient = 25.6e6 * 2, ring = 2.0 * (gpus - 1) / gpus * gradient;
+
+  sg4::Actor::create("dispatch", cpu, [=] {
+    std::mt19937_64 rng(1);
+    const double sigma = std::sqrt(std::log(1 + (60.0 / 110) * (60.0 / 110))), mu = std::log(110e3) - sigma * sigma / 2;
+    std::lognormal_distribution<double> size(mu, sigma);
+    for (long id = 0;; ++id) {
+      for (auto& t : tokens)
+        t->acquire();
+      (*left)[id] = chunks;
+      for (int c = 0; c < chunks; ++c) {
+        double bytes = 0;
+        for (int i = 0; i < gpus * batch / chunks; ++i)
+          bytes += size(rng);
+        to_read->put({bytes, id});
+      }
+    }
+  })->daemonize();
+  const double per_chunk = static_cast<double>(gpus * batch / chunks);
+  for (int r = 0; r < chunks; ++r)
+    sg4::Actor::create("reader", cpu, [=] {
+      for (;;) {
+        Chunk c = to_read->take();
+        const double bytes = c.bytes;
+        sg4::ExecPtr o = sg4::Exec::init();
+        o->set_flops_amount(per_chunk)->set_host(ops)->start();
+        sg4::ExecPtr b = sg4::Exec::init();
+        b->set_flops_amount(bytes)->set_host(disk)->start();
+        b->wait();
+        o->wait();
+        sg4::this_actor::sleep_for(per_chunk * 20e-6);
+        to_map->put(c);
+      }
+    })->daemonize();
+  for (int w = 0; w < chunks; ++w)
+    sg4::Actor::create("worker", cpu, [=] {
+      for (;;) {
+        Chunk c = to_map->take();
+        if (c.collate) { // hand the batch to every trainer
+          for (auto& s : ready)
+            s->release();
+          continue;
+        }
+        sg4::ExecPtr e = sg4::Exec::init();
+        e->set_flops_amount(per_chunk * per_sample_cpu * 1e9)->set_host(cores[static_cast<size_t>(w)])->start();
+        e->wait();
+        if (--(*left)[c.batch] == 0) {
+          left->erase(c.batch);
+          to_map->put({0, c.batch, true}, true);
+        }
+      }
+    })->daemonize();
+  for (int g = 0; g < gpus; ++g)
+    sg4::Actor::create("trainer", gpu[g], [=, &counts] {
+      for (int s = 0; s < steps; ++s) {
+        tokens[g]->release();
+        ready[g]->acquire();
+        sg4::Comm::sendto_async(cpu, gpu[g], static_cast<uint64_t>(batch * per_byte_h2d))->wait();
+        sg4::this_actor::execute(step_s * 1e9);
+        sg4::Comm::sendto_async(gpu[g], gpu[(g + 1) % gpus], static_cast<uint64_t>(ring))->wait();
+        barrier->wait();
+      }
+      counts.end_time = sg4::Engine::get_clock();
+    });
+  engine.run();
+  return counts;
+}
+
+} // namespace bare

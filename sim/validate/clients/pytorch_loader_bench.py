@@ -1,0 +1,334 @@
+#!/usr/bin/python3
+"""A real torch.utils.data.DataLoader, measured for mlsim (the pytorch client of calibrate and validate).
+
+mlsim starts this file with Debian's /usr/bin/python3 and talks JSON lines: one request per line on
+stdin, one answer per line on stdout (stderr is for humans). Requests ("op"):
+  probe       the versions of torch, torchvision and PIL; ok false (and why) when one cannot be imported
+  calibrate   raw measurements, fitted by mlsim (sim/validate/pytorch_calibrate.hpp):
+                transforms  each transform's CPU cost (thread CPU time, mean over calls, median over reps) on
+                            inputs of several sizes; decode = torchvision's pil_loader (open, read, convert RGB)
+                receive     CPU time of next() in the training process vs batch bytes, workers doing no image work
+                worker      CPU time of the workers per batch (fetch, default_collate into shared memory, pickling)
+                pin         CPU time of the pin-memory thread per batch (only where CUDA is available)
+                startup     time from iter() to each worker's first batch (persistent_workers=False)
+  run         one validation configuration: the DataLoader (workers, batch, the transforms) feeding an emulated
+              accelerator (time.sleep of a fixed step) on the allowed cores; throughput, stall, step, CPU used
+  quit
+Nothing here fits or judges: it measures and reports.
+"""
+import json
+import os
+import sys
+import time
+import warnings
+
+# Holding the job to fewer cores than workers is the point of some configurations, not a mistake.
+warnings.filterwarnings("ignore", message="This DataLoader will create")
+
+
+def fail_probe(reason):
+    return {"ok": False, "reason": reason}
+
+
+try:
+    import torch
+    import torchvision
+    import PIL
+    from PIL import Image
+    from torch.utils.data import DataLoader, Dataset
+    from torchvision import transforms as T
+    IMPORT_ERROR = None
+except Exception as e:  # any import failure means "no usable torch" to mlsim
+    IMPORT_ERROR = f"{type(e).__name__}: {e}"
+
+DEFAULT_TRANSFORMS = [
+    "RandomResizedCrop(224)",
+    "RandomHorizontalFlip()",
+    "ToTensor()",
+    "Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])",
+]
+
+
+def build_transforms(exprs):
+    """torchvision transform objects from expressions such as "RandomResizedCrop(224)" (names of
+    torchvision.transforms only)."""
+    names = {n: getattr(T, n) for n in dir(T) if not n.startswith("_")}
+    out = []
+    for e in exprs or DEFAULT_TRANSFORMS:
+        out.append((stage_name(e), eval(e, {"__builtins__": {}}, names)))  # noqa: S307 (names of T only)
+    return out
+
+
+def stage_name(expr):
+    """"RandomResizedCrop(224)" -> "torch_random_resized_crop"."""
+    cls = expr.split("(")[0].strip()
+    snake = "".join("_" + c.lower() if c.isupper() else c for c in cls).lstrip("_")
+    return "torch_" + snake
+
+
+def pil_loader(path):
+    # torchvision.datasets.folder.pil_loader: what ImageFolder does per sample
+    with open(path, "rb") as f:
+        img = Image.open(f)
+        return img.convert("RGB")
+
+
+def size_of(x):
+    """(pixels, bytes) of a PIL image or a tensor."""
+    if isinstance(x, torch.Tensor):
+        return float(x.shape[-1] * x.shape[-2]), float(x.numel() * x.element_size())
+    w, h = x.size
+    return float(w * h), float(w * h * len(x.getbands()))
+
+
+def cpu_cost(fn, arg, calls, reps):
+    """Median over reps of the mean thread CPU time of `calls` calls (a random transform averages its draws)."""
+    fn(arg)  # warm-up
+    per_rep = []
+    for _ in range(reps):
+        t0 = time.thread_time_ns()
+        for _ in range(calls):
+            fn(arg)
+        per_rep.append((time.thread_time_ns() - t0) * 1e-9 / calls)
+    per_rep.sort()
+    med = per_rep[len(per_rep) // 2]
+    spread = (per_rep[-1] - per_rep[0]) / (2 * med) if med > 0 and len(per_rep) > 1 else 0.0
+    return med, spread
+
+
+# ---------------------------------------------------------------- CPU accounting of a process tree
+
+def task_cpu_s(pid):
+    """CPU time of every thread of a process (/proc/<pid>/task/*/schedstat, nanoseconds)."""
+    total = 0
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+    except OSError:
+        pass
+    return total * 1e-9
+
+
+def machine_busy_s():
+    with open("/proc/stat") as f:
+        v = [float(x) for x in f.readline().split()[1:9]]
+    user, nice, system, idle, iowait, irq, softirq, steal = v
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
+def worker_pids(it):
+    return [w.pid for w in getattr(it, "_workers", [])]
+
+
+# ---------------------------------------------------------------- data sets
+
+class FileDataset(Dataset):
+    """The files in a fixed stride (as mlsim's own validate loader), decoded and transformed."""
+
+    def __init__(self, files, length, transform):
+        self.files, self.length, self.transform = files, length, transform
+
+    def __len__(self):
+        return self.length
+
+    def __getitem__(self, i):
+        return self.transform(pil_loader(self.files[(i * 7) % len(self.files)]))
+
+
+class NullDataset(Dataset):
+    """Samples that cost nothing to make: the loader's own costs alone."""
+
+    def __init__(self, shape, length):
+        self.sample, self.length = torch.zeros(shape), length
+
+    def __len__(self):
+        return self.length
+
+    def __getitem__(self, i):
+        return self.sample
+
+
+# ---------------------------------------------------------------- calibrate
+
+def measure_transforms(req):
+    reps, calls = req.get("reps", 3), req.get("calls", 8)
+    torch.manual_seed(0)
+    chain = build_transforms(req.get("transforms"))
+    decode = {"name": "torch_decode", "regressor": "bytes+pixels", "points": []}
+    stages = {name: {"name": name, "regressor": "pixels", "points": [], "expr": ""} for name, _ in chain}
+    for (name, _), e in zip(chain, req.get("transforms") or DEFAULT_TRANSFORMS):
+        stages[name]["expr"] = e
+    for img in req["sweep"]:
+        cost, spread = cpu_cost(pil_loader, img["path"], 1, reps)
+        decode["points"].append({"bytes": img["bytes"], "pixels": img["width"] * img["height"], "cost_s": cost,
+                                 "spread": spread})
+    # Each transform on its input as the chain makes it, and on the full-size image with the resizing
+    # transforms skipped (so that the transforms after a crop see 2+ sizes too), up to full_size_max_px:
+    # far larger inputs leave the caches and follow another line than the crop's output does.
+    full_max = req.get("full_size_max_px", 200000)
+    for img in req.get("sizes", req["sweep"]):
+        src = pil_loader(img["path"])
+        for skip_resizers in (False, True) if img["width"] * img["height"] <= full_max else (False,):
+            x = src
+            for name, t in chain:
+                px, by = size_of(x)
+                y = t(x)
+                if skip_resizers and size_of(y)[0] != px:
+                    continue
+                cost, spread = cpu_cost(t, x, calls, reps)
+                stages[name]["points"].append({"pixels": px, "bytes": by, "cost_s": cost, "spread": spread})
+                x = y
+    for s in stages.values():  # the same input twice (no resizer before it) is one point
+        seen, pts = set(), []
+        for p in s["points"]:
+            if p["pixels"] not in seen:
+                seen.add(p["pixels"])
+                pts.append(p)
+        s["points"] = pts
+    return [decode] + list(stages.values())
+
+
+def loader_cost_points(shapes, batches, n_batches, workers, pin):
+    """CPU per batch of next() in this thread, of the workers, and of this process' other threads."""
+    out = []
+    for shape in shapes:
+        for b in batches:
+            dl = DataLoader(NullDataset(shape, (n_batches + 4) * b), batch_size=b, num_workers=workers,
+                            pin_memory=pin)
+            it = iter(dl)
+            for _ in range(3):  # workers started, queues warm
+                next(it)
+            pids = worker_pids(it)
+            w0 = sum(task_cpu_s(p) for p in pids)
+            p0, m0 = task_cpu_s(os.getpid()), time.thread_time()
+            recv = []
+            for _ in range(n_batches):
+                t0 = time.thread_time()
+                batch = next(it)
+                recv.append(time.thread_time() - t0)
+                del batch
+            m1, p1 = time.thread_time(), task_cpu_s(os.getpid())
+            w1 = sum(task_cpu_s(p) for p in pids)
+            del it, dl
+            recv.sort()
+            numel = 1
+            for d in shape:
+                numel *= d
+            out.append({"batch": b, "sample_shape": list(shape), "batch_bytes": float(b * numel * 4),
+                        "receive_s": recv[len(recv) // 2],
+                        "receive_spread": (recv[3 * len(recv) // 4] - recv[len(recv) // 4]) / (2 * recv[len(recv) // 2])
+                        if recv[len(recv) // 2] > 0 else 0.0,
+                        "worker_s": (w1 - w0) / n_batches,
+                        "other_threads_s": max(0.0, (p1 - p0) - (m1 - m0)) / n_batches})
+    return out
+
+
+def measure_startup(worker_counts, reps):
+    out = []
+    for w in worker_counts:
+        arrivals = []
+        for _ in range(reps):
+            dl = DataLoader(NullDataset((3, 8, 8), 4 * w), batch_size=1, num_workers=w, persistent_workers=False)
+            t0 = time.perf_counter()
+            it = iter(dl)
+            first = []
+            for _ in range(w):  # batch k comes from worker k: each worker's first batch
+                next(it)
+                first.append(time.perf_counter() - t0)
+            arrivals.append(first)
+            del it, dl
+        out.append({"workers": w, "first_batch_s": arrivals})
+    return out
+
+
+def op_calibrate(req):
+    quick = req.get("quick", False)
+    shapes = [(3, 64, 64), (3, 224, 224)] if quick else [(3, 64, 64), (3, 160, 160), (3, 224, 224), (3, 320, 320)]
+    batches = [8, 32] if quick else [8, 16, 32]
+    n = 16 if quick else 40
+    res = {"ok": True, "versions": versions(), "transforms": measure_transforms(req),
+           "loader": loader_cost_points(shapes, batches, n, 2, False)}
+    if torch.cuda.is_available():
+        res["pin"] = loader_cost_points(shapes, batches, n, 2, True)
+    else:
+        res["pin_skipped"] = "torch.cuda.is_available() is False: pin_memory has no page-locked copy to make"
+    res["startup"] = measure_startup([1, 2] if quick else [1, 2, 3], 3 if quick else 5)
+    return res
+
+
+# ---------------------------------------------------------------- run one configuration
+
+def op_run(req):
+    w, b, step_s = req["workers"], req["batch"], req["step_s"]
+    warmup, measured = req["warmup"], req["measured"]
+    total = warmup + measured
+    chain = T.Compose([t for _, t in build_transforms(req.get("transforms"))])
+    old = os.sched_getaffinity(0)
+    cores = req.get("cores", 0)
+    if cores > 0:
+        os.sched_setaffinity(0, set(sorted(old)[:cores]))  # the workers, forked below, inherit it
+    try:
+        dl = DataLoader(FileDataset(req["files"], total * b, chain), batch_size=b, num_workers=w,
+                        prefetch_factor=req.get("prefetch_factor", 2), persistent_workers=False)
+        it = iter(dl)
+        waits, steps, ends = [], [], []
+        for i in range(total):
+            if i == warmup:
+                pids = [os.getpid()] + worker_pids(it)
+                cpu0, busy0, start = sum(task_cpu_s(p) for p in pids), machine_busy_s(), time.perf_counter()
+            t0 = time.perf_counter()
+            batch = next(it)
+            t1 = time.perf_counter()
+            time.sleep(step_s)  # the emulated accelerator
+            t2 = time.perf_counter()
+            del batch
+            if i >= warmup:
+                waits.append(t1 - t0)
+                steps.append(t2 - t1)
+                ends.append(t2)
+        cpu1, busy1 = sum(task_cpu_s(p) for p in pids), machine_busy_s()
+        del it, dl
+    finally:
+        os.sched_setaffinity(0, old)
+    window = ends[-1] - start
+    intervals = [e - s for e, s in zip(ends, [start] + ends[:-1])]
+    intervals.sort()
+    return {"ok": True, "throughput": measured * b / window, "stall": sum(waits) / window,
+            "step_time_s": sum(intervals) / len(intervals), "step_p50_s": intervals[len(intervals) // 2],
+            "device_step_s": sum(steps) / len(steps), "window_s": window,
+            "self_cpu_cores": (cpu1 - cpu0) / window,
+            "other_cpu_cores": max(0.0, (busy1 - busy0) - (cpu1 - cpu0)) / window}
+
+
+def versions():
+    return {"torch": torch.__version__, "torchvision": torchvision.__version__, "pil": PIL.__version__,
+            "python": sys.version.split()[0], "cuda": bool(torch.cuda.is_available())}
+
+
+def main():
+    out = sys.stdout
+    sys.stdout = sys.stderr  # anything printed by a library goes to stderr, never into the JSON stream
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        req = json.loads(line)
+        op = req.get("op")
+        if op == "quit":
+            break
+        if IMPORT_ERROR is not None:
+            ans = fail_probe(IMPORT_ERROR)
+        elif op == "probe":
+            ans = {"ok": True, "versions": versions()}
+        else:
+            try:
+                torch.set_num_threads(1)
+                ans = {"calibrate": op_calibrate, "run": op_run}[op](req)
+            except Exception as e:  # an answer, not a dead pipe
+                ans = {"ok": False, "reason": f"{type(e).__name__}: {e}"}
+        out.write(json.dumps(ans) + "\n")
+        out.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,198 @@
+#include "sim/validate/pytorch_calibrate.hpp"
+
+#include "sim/validate/calib_dataset.hpp"
+#include "sim/validate/client_process.hpp"
+#include "sim/validate/stats.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <stdexcept>
+
+namespace mlsim::validate {
+
+CostFit fit_costs(const std::vector<std::vector<double>>& x, const std::vector<double>& y) {
+  CostFit c;
+  c.fit = fit_multi(x, y, true, true);
+  c.quality.r2 = c.fit.r2;
+  c.quality.points = static_cast<int>(y.size());
+  for (size_t i = 0; i < y.size(); ++i)
+    if (y[i] > 0)
+      c.quality.max_rel_residual = std::max(c.quality.max_rel_residual, std::fabs(c.fit.residuals[i]) / y[i]);
+  return c;
+}
+
+StageCost fit_transform(const nlohmann::json& t) {
+  const bool with_bytes = t.at("regressor") == "bytes+pixels";
+  std::vector<std::vector<double>> x;
+  std::vector<double> y, spreads;
+  for (const auto& pt : t.at("points")) {
+    if (with_bytes)
+      x.push_back({pt.at("bytes").get<double>(), pt.at("pixels").get<double>()});
+    else
+      x.push_back({pt.at("pixels").get<double>()});
+    y.push_back(pt.at("cost_s").get<double>());
+    spreads.push_back(pt.value("spread", 0.0));
+  }
+  if (y.empty())
+    throw std::runtime_error("the pytorch client measured no points for " + t.value("name", std::string("?")));
+  const CostFit f = fit_costs(x, y);
+  StageCost c;
+  c.per_sample_s = f.fit.a;
+  c.per_byte_s = with_bytes ? f.fit.b[0] : 0.0;
+  c.per_pixel_s = f.fit.b[with_bytes ? 1 : 0];
+  c.r2 = f.quality.r2;
+  c.points = f.quality.points;
+  c.max_rel_residual = f.quality.max_rel_residual;
+  c.spread = median(spreads);
+  c.regressor = with_bytes ? "bytes+pixels" : "pixels";
+  c.context = "pytorch client (torchvision/PIL, thread CPU time)";
+  return c;
+}
+
+namespace {
+// batch bytes -> CPU seconds per batch, from the client's loader points.
+CostFit fit_per_batch(const nlohmann::json& points, const std::vector<const char*>& fields) {
+  std::vector<std::vector<double>> x;
+  std::vector<double> y;
+  for (const auto& pt : points) {
+    double s = 0.0;
+    for (const char* f : fields)
+      s += pt.at(f).get<double>();
+    x.push_back({pt.at("batch_bytes").get<double>()});
+    y.push_back(s);
+  }
+  return fit_costs(x, y);
+}
+
+// Each worker's first batch after iter() against the number of workers W, over every repetition.
+CostFit fit_startup(const nlohmann::json& startup) {
+  std::vector<std::vector<double>> x;
+  std::vector<double> y;
+  for (const auto& w : startup)
+    for (const auto& rep : w.at("first_batch_s"))
+      for (const auto& t : rep) {
+        x.push_back({w.at("workers").get<double>()});
+        y.push_back(t.get<double>());
+      }
+  return fit_costs(x, y);
+}
+} // namespace
+
+std::vector<std::string> transforms_from_stages(const PipelineSpec& pipeline, std::vector<std::string>* skipped) {
+  std::vector<std::string> out;
+  auto has = [](const std::string& name, const char* part) { return name.find(part) != std::string::npos; };
+  for (const auto& s : pipeline.stages) {
+    const auto& o = s.output;
+    const std::string size = o.width && o.height && *o.width != *o.height
+                                 ? fmt::format("({:g}, {:g})", *o.height, *o.width)
+                                 : o.width ? fmt::format("{:g}", *o.width) : std::string();
+    if (s.kind != StageKind::map) {
+      if (skipped)
+        skipped->push_back(s.name);
+    } else if (has(s.name, "tensor") || has(s.name, "convert"))
+      out.push_back("ToTensor()");
+    else if (has(s.name, "crop") && !size.empty())
+      out.push_back("RandomResizedCrop(" + size + ")");
+    else if (has(s.name, "resize") && !size.empty())
+      out.push_back("Resize(" + size + ")");
+    else if (has(s.name, "flip"))
+      out.push_back("RandomHorizontalFlip()");
+    else if (has(s.name, "normaliz"))
+      out.push_back("Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])");
+    else if (skipped)
+      skipped->push_back(s.name);
+  }
+  return out;
+}
+
+FrameworkCostsProfile fit_framework_costs(const nlohmann::json& raw) {
+  FrameworkCostsProfile f;
+  const CostFit receive = fit_per_batch(raw.at("loader"), {"receive_s", "other_threads_s"});
+  f.receive_per_batch_s = receive.fit.a;
+  f.receive_per_byte_s = receive.fit.b[0];
+  f.receive_fit = receive.quality;
+  const CostFit worker = fit_per_batch(raw.at("loader"), {"worker_s"});
+  f.worker_per_batch_s = worker.fit.a;
+  f.worker_per_byte_s = worker.fit.b[0];
+  f.worker_fit = worker.quality;
+  if (raw.contains("pin")) { // the pin thread's CPU: the whole process' other threads, less without pinning
+    std::vector<std::vector<double>> x;
+    std::vector<double> y;
+    const auto& pin = raw.at("pin");
+    const auto& base = raw.at("loader");
+    for (size_t i = 0; i < pin.size() && i < base.size(); ++i) {
+      x.push_back({pin[i].at("batch_bytes").get<double>()});
+      y.push_back(std::max(0.0, pin[i].at("other_threads_s").get<double>() - base[i].at("other_threads_s").get<double>()));
+    }
+    const CostFit p = fit_costs(x, y);
+    f.pin_per_byte_s = p.fit.b[0]; // the per-batch part is the receive fit's
+    f.pin_fit = p.quality;
+  } else {
+    f.pin_note = raw.value("pin_skipped", std::string("not measured"));
+  }
+  const CostFit s = fit_startup(raw.at("startup"));
+  f.worker_startup_s = s.fit.b[0];
+  f.startup_fit = s.quality;
+  return f;
+}
+
+void add_pytorch_calibration(Profile& p, const PytorchCalibrateOptions& opt, std::ostream& log) {
+  const std::vector<CalibImage> images = build_calib_set({opt.quick, opt.cache_dir});
+  nlohmann::json req = {{"op", "calibrate"}, {"quick", opt.quick}, {"reps", opt.reps}};
+  req["sweep"] = nlohmann::json::array();
+  req["sizes"] = nlohmann::json::array();
+  std::set<int> widths; // the transforms: one image of each width (the sweep's and validate's sizes)
+  for (const auto& c : images) {
+    const nlohmann::json img = {{"path", c.path}, {"width", c.width}, {"height", c.height}, {"bytes", c.bytes}};
+    if (c.set == "sweep")
+      req["sweep"].push_back(img);
+    if (c.set != "native" && widths.insert(c.width).second)
+      req["sizes"].push_back(img);
+  }
+  if (!opt.transforms.empty())
+    req["transforms"] = opt.transforms;
+  const double t0 = now_s();
+  ClientProcess client(client_python(), pytorch_client_script());
+  const nlohmann::json raw = client.ask(req);
+  if (!raw.value("ok", false))
+    throw std::runtime_error("the pytorch client failed: " + raw.value("reason", std::string("no reason given")));
+  const auto& v = raw.at("versions");
+  FrameworkCostsProfile f = fit_framework_costs(raw);
+  f.versions = fmt::format("torch {}, torchvision {}, PIL {}, python {}", v.value("torch", "?"),
+                           v.value("torchvision", "?"), v.value("pil", "?"), v.value("python", "?"));
+  fmt::print(log, "  pytorch client ({}; {:.1f} s):\n", f.versions, now_s() - t0);
+  fmt::print(log, "    {:<32} {:>10} {:>10} {:>10} {:>7} {:>8} {:>6}\n", "stage (core-s/sample)", "per_smpl",
+             "per_B", "per_px", "R^2", "max|res|", "points");
+  std::string names;
+  for (const auto& t : raw.at("transforms")) {
+    const StageCost c = fit_transform(t);
+    const std::string name = t.at("name");
+    p.cpu.stage_costs[name] = c;
+    if (t.contains("expr"))
+      names += (names.empty() ? "" : "; ") + t.at("expr").get<std::string>();
+    fmt::print(log, "    {:<32} {:>8.3g}us {:>8.3g}ns {:>8.3g}ns {:>7.4f} {:>7.1f}% {:>6}\n", name,
+               c.per_sample_s * 1e6, c.per_byte_s * 1e9, c.per_pixel_s * 1e9, c.r2, 100 * c.max_rel_residual,
+               c.points);
+  }
+  f.transforms = names;
+  fmt::print(log, "    receive in next(): {:.3g} us/batch + {:.3g} ns/B (R^2 {:.3f}, max|res| {:.1f} %, {} points)\n",
+             f.receive_per_batch_s * 1e6, f.receive_per_byte_s * 1e9, f.receive_fit.r2,
+             100 * f.receive_fit.max_rel_residual, f.receive_fit.points);
+  fmt::print(log, "    worker per batch:  {:.3g} us/batch + {:.3g} ns/B (R^2 {:.3f}, max|res| {:.1f} %, {} points)\n",
+             f.worker_per_batch_s * 1e6, f.worker_per_byte_s * 1e9, f.worker_fit.r2,
+             100 * f.worker_fit.max_rel_residual, f.worker_fit.points);
+  if (f.pin_note.empty())
+    fmt::print(log, "    pin memory:        {:.3g} ns/B\n", f.pin_per_byte_s * 1e9);
+  else
+    fmt::print(log, "    pin memory:        not measured ({})\n", f.pin_note);
+  fmt::print(log, "    worker start-up:   {:.3g} ms per worker, one after another before any works (R^2 {:.3f}, "
+                  "max|res| {:.1f} %, {} points)\n",
+             f.worker_startup_s * 1e3, f.startup_fit.r2, 100 * f.startup_fit.max_rel_residual, f.startup_fit.points);
+  p.framework_costs = f;
+}
+
+} // namespace mlsim::validate

@@ -1,0 +1,65 @@
+// `mlsim calibrate --client pytorch`: a real torch.utils.data.DataLoader measured by the Python client
+// (clients/pytorch_loader_bench.py) and fitted here into the profile.
+//
+// Fits (least squares weighted by 1/y^2, i.e. relative residuals; fit.hpp fit_multi, costs >= 0):
+//   decode (pil_loader)      cost = per_sample + per_byte x file bytes + per_pixel x pixels
+//   each transform           cost = per_sample + per_pixel x input pixels   (its input as the chain makes
+//                            it and, for transforms after a resize, full-size inputs up to 500x375 px:
+//                            2+ sizes around the crop's output; far larger ones leave the caches and
+//                            cost more per pixel, e.g. ToTensor 3.4 ns/px at 224x224 but 12 ns/px at
+//                            1024x768 on the 2-core development VM)
+//   receive (next())         receive_per_batch + receive_per_byte x batch bytes   (training process CPU,
+//                            next() itself plus the process' other threads, with workers doing no image work)
+//   worker                   worker_per_batch + worker_per_byte x batch bytes     (the workers' CPU per
+//                            batch: fetch, default_collate into shared memory, pickling)
+//   pin                      pin_per_byte x batch bytes (the pin-memory thread; only where CUDA is usable)
+//   worker start-up          time from iter() to each worker's first batch = a + worker_startup x W:
+//                            the training process starts its W workers one after another and sends
+//                            the first indices only when all have started (torch 1.13's iterator).
+// The stage costs go into cpu.stage_costs as torch_<transform> (torch_decode, torch_random_resized_crop,
+// ...), the framework costs into framework_costs.pytorch, the fit qualities under calibration.
+// Ignores: the per-sample index fetch in the worker (part of the worker fit), pin memory without CUDA.
+#pragma once
+
+#include "sim/pipeline/pipeline_spec.hpp"
+#include "sim/validate/fit.hpp"
+#include "sim/validate/profile.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace mlsim::validate {
+
+// A fit with non-negative coefficients over rows of regressors, and its quality.
+struct CostFit {
+  MultiFit fit;
+  FitQuality quality;
+};
+CostFit fit_costs(const std::vector<std::vector<double>>& x, const std::vector<double>& y);
+
+// One transform's raw points (the client's JSON) -> its stage cost.
+StageCost fit_transform(const nlohmann::json& transform);
+// The client's loader, pin and start-up points -> the framework costs.
+FrameworkCostsProfile fit_framework_costs(const nlohmann::json& raw);
+
+// The torchvision transforms a scenario's map stages stand for, by name: *tensor* or *convert* is
+// ToTensor(); *crop* RandomResizedCrop(its output size), *resize* Resize(its output
+// size), *flip* RandomHorizontalFlip(), *normaliz* Normalize(ImageNet mean and std). Read, decode
+// (always measured, as pil_loader), shuffle, cache and other stages are left out and named in `skipped`.
+std::vector<std::string> transforms_from_stages(const PipelineSpec& pipeline, std::vector<std::string>* skipped = nullptr);
+
+struct PytorchCalibrateOptions {
+  bool quick = false;
+  int reps = 3;
+  std::vector<std::string> transforms; // torchvision expressions; empty: the client's default chain
+  std::string cache_dir;
+};
+
+// Runs the client over the calibration images and adds its stage and framework costs to `p`.
+// Throws std::runtime_error when the client fails.
+void add_pytorch_calibration(Profile& p, const PytorchCalibrateOptions& opt, std::ostream& log);
+
+} // namespace mlsim::validate

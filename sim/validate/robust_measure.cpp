@@ -1,0 +1,107 @@
+#include "sim/validate/robust_measure.hpp"
+
+#include "sim/validate/stats.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace mlsim::validate {
+
+double reference_spin_s() {
+  return time_reps(5, [] {
+           volatile std::uint64_t sink = 0;
+           std::uint64_t x = 88172645463325252ull;
+           for (int i = 0; i < 2'000'000; ++i) { // xorshift: integer work, no memory traffic
+             x ^= x << 13;
+             x ^= x >> 7;
+             x ^= x << 17;
+           }
+           sink = x;
+           (void)sink;
+         }).median_s;
+}
+
+namespace {
+// (max - min) / 2 of a figure over the kept runs, relative to the median when `relative`.
+double half_range(const std::vector<double>& v, bool relative) {
+  if (v.size() < 2)
+    return 0.0;
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  const double m = median(v);
+  return relative ? (m > 0 ? (*hi - *lo) / (2 * m) : 0.0) : (*hi - *lo) / 2;
+}
+} // namespace
+
+RobustMeasured aggregate_runs(const std::vector<Measured>& runs, const std::vector<double>& before,
+                              const std::vector<double>& after, double session_ref_s, double drift_threshold) {
+  RobustMeasured r;
+  r.runs = static_cast<int>(runs.size());
+  std::vector<size_t> kept;
+  std::vector<double> speeds;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const double d = drift(before[i], after[i]);
+    r.drifts.push_back(d);
+    r.max_abs_drift = std::max(r.max_abs_drift, std::fabs(d));
+    speeds.push_back(session_ref_s / (0.5 * (before[i] + after[i])));
+    if (std::fabs(d) <= drift_threshold)
+      kept.push_back(i);
+  }
+  r.rejected = static_cast<int>(runs.size() - kept.size());
+  if (kept.empty()) // every run drifted: keep them all rather than report nothing (said in the output)
+    for (size_t i = 0; i < runs.size(); ++i)
+      kept.push_back(i);
+  r.speed = median(speeds);
+  auto figure = [&](double Measured::*field) {
+    std::vector<double> v;
+    for (size_t i : kept)
+      v.push_back(runs[i].*field);
+    return v;
+  };
+  const auto tp = figure(&Measured::throughput), st = figure(&Measured::stall), step = figure(&Measured::step_time_s);
+  r.throughput_spread = half_range(tp, true);
+  r.step_spread = half_range(step, true);
+  r.stall_spread = half_range(st, false);
+  for (double Measured::*f : {&Measured::throughput, &Measured::stall, &Measured::step_time_s, &Measured::step_p50_s,
+                              &Measured::consumer_compute_s, &Measured::other_cpu_cores, &Measured::self_cpu_cores,
+                              &Measured::window_s})
+    r.median.*f = median(figure(f));
+  r.median.steps = runs.empty() ? 0 : runs.front().steps;
+  return r;
+}
+
+std::vector<RobustMeasured> measure_interleaved(size_t count, const RobustOptions& opt,
+                                                const std::function<Measured(size_t)>& run,
+                                                const std::function<std::string(size_t)>& label, std::ostream& log) {
+  std::vector<std::vector<Measured>> runs(count);
+  std::vector<std::vector<double>> before(count), after(count);
+  const double session_ref = reference_spin_s();
+  const int repeats = std::max(1, opt.repeats);
+  for (int r = 0; r < repeats; ++r)
+    for (size_t j = 0; j < count; ++j) {
+      const size_t i = (j + static_cast<size_t>(r)) % count;
+      const double b = reference_spin_s();
+      Measured m = run(i);
+      const double a = reference_spin_s();
+      runs[i].push_back(m);
+      before[i].push_back(b);
+      after[i].push_back(a);
+      const double d = drift(b, a);
+      fmt::print(log, "  [{}/{}] {:<28} {:7.1f} samples/s, stall {:5.1f} %, step {:6.1f} ms, cpu: self {:.2f}, "
+                      "others {:.2f} cores, speed drift {:+.1f} %{}\n",
+                 r + 1, repeats, label(i), m.throughput, 100 * m.stall, 1e3 * m.step_time_s, m.self_cpu_cores,
+                 m.other_cpu_cores, 100 * d,
+                 std::fabs(d) > opt.drift_threshold ? fmt::format(" (rejected: over {:.0f} %)", 100 * opt.drift_threshold)
+                                                    : "");
+      log.flush();
+    }
+  std::vector<RobustMeasured> out;
+  for (size_t i = 0; i < count; ++i)
+    out.push_back(aggregate_runs(runs[i], before[i], after[i], session_ref, opt.drift_threshold));
+  return out;
+}
+
+} // namespace mlsim::validate

@@ -1,0 +1,58 @@
+// Measuring a grid of configurations on a noisy host: interleaved repeats and a CPU-speed reference.
+//
+// Order: repeat r runs every configuration once, in the grid's order rotated by r (so that no
+// configuration always follows the same one), before repeat r + 1 starts: a slow phase of the host
+// spreads over many configurations instead of spoiling one.
+// Reference: a fixed integer spin loop, timed in thread CPU time (median of 5), before and after each
+// run. drift = after / before - 1 is how much the core's speed changed during the run (frequency, a
+// busy hyper-thread sibling, cache pressure; time-slicing by other tenants is not in it: that is the
+// run's background CPU, measured apart). A run whose |drift| exceeds the threshold is rejected: left
+// out of the medians and said in the output. speed = the session's first reference / this run's mean
+// reference (1: as fast as at the start).
+// Per configuration: the median of each figure over the kept runs, and its spread: throughput and
+// step time (max - min) / (2 median) relative, stall (max - min) / 2 absolute.
+// Ignores: drift within a run that returns to its start value.
+#pragma once
+
+#include "sim/validate/loader_job.hpp"
+
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace mlsim::validate {
+
+struct RobustOptions {
+  int repeats = 1;
+  double drift_threshold = 0.10; // |drift| above this rejects a run
+};
+
+struct RobustMeasured {
+  Measured median;               // medians over the kept runs
+  double throughput_spread = 0.0; // relative
+  double step_spread = 0.0;       // relative
+  double stall_spread = 0.0;      // absolute (share)
+  int runs = 0, rejected = 0;
+  double max_abs_drift = 0.0;     // over all runs
+  double speed = 1.0;             // median over the runs
+  std::vector<double> drifts;     // one per run, in run order
+};
+
+// Seconds of thread CPU time for the reference spin loop (median of 5).
+double reference_spin_s();
+
+// The drift of a run from the references before and after it.
+inline double drift(double before_s, double after_s) { return before_s > 0 ? after_s / before_s - 1.0 : 0.0; }
+
+// Aggregates runs of one configuration: `runs[i]` measured with reference times before[i], after[i];
+// `session_ref_s` is the session's first reference.
+RobustMeasured aggregate_runs(const std::vector<Measured>& runs, const std::vector<double>& before,
+                              const std::vector<double>& after, double session_ref_s, double drift_threshold);
+
+// Runs configuration i (0..count-1) `repeats` times, interleaved; `run(i)` measures it once.
+std::vector<RobustMeasured> measure_interleaved(size_t count, const RobustOptions& opt,
+                                                const std::function<Measured(size_t)>& run,
+                                                const std::function<std::string(size_t)>& label, std::ostream& log);
+
+} // namespace mlsim::validate

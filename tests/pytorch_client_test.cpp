@@ -1,0 +1,164 @@
+// The pytorch client of calibrate and validate:
+//  - without torch (MLSIM_PYTHON=/bin/false) both commands say what they need and exit 0, writing nothing;
+//  - the fits recover costs from synthetic points made by their closed forms;
+//  - a validation configuration of the torch loader simulates to its closed form;
+//  - where torch and torchvision import, calibrate and validate --quick run end to end.
+#include "tests/test_support.hpp"
+#include "sim/validate/client_process.hpp"
+#include "sim/validate/pytorch_calibrate.hpp"
+#include "sim/validate/pytorch_validate.hpp"
+#include "sim/validate/scenario_yaml.hpp"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+using namespace mlsim::validate;
+using mlsim::fixtures::run_mlsim;
+
+namespace {
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "-" + name)).string();
+}
+} // namespace
+
+TEST(PytorchClient, WithoutTorchBothCommandsSkipCleanly) {
+  ::setenv("MLSIM_PYTHON", "/bin/false", 1);
+  const std::string out = temp_path("no-torch.yaml"), json = temp_path("no-torch.json");
+  auto c = run_mlsim("calibrate --client pytorch --quick --out " + out);
+  EXPECT_EQ(c.code, 0) << c.output;
+  EXPECT_NE(c.output.find("needs python3-torch and python3-torchvision"), std::string::npos) << c.output;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  auto v = run_mlsim("validate --client pytorch --quick --json " + json);
+  EXPECT_EQ(v.code, 0) << v.output;
+  EXPECT_NE(v.output.find("needs python3-torch and python3-torchvision"), std::string::npos) << v.output;
+  EXPECT_FALSE(std::filesystem::exists(json));
+}
+
+TEST(PytorchClient, FitsRecoverSyntheticCosts) {
+  // receive = 0.3 ms + 0.02 ns/B, worker = 0.4 ms + 0.45 ns/B; first batches at 2 ms + 30 ms x W.
+  nlohmann::json raw = {{"loader", nlohmann::json::array()}, {"startup", nlohmann::json::array()}};
+  for (double bytes : {4e5, 1.6e6, 4.8e6, 1.9e7})
+    raw["loader"].push_back({{"batch_bytes", bytes}, {"receive_s", 0.25e-3 + 0.02e-9 * bytes},
+                             {"other_threads_s", 0.05e-3}, {"worker_s", 0.4e-3 + 0.45e-9 * bytes}});
+  for (int w : {1, 2, 3})
+    raw["startup"].push_back({{"workers", w}, {"first_batch_s", {std::vector<double>(w, 2e-3 + 30e-3 * w)}}});
+  raw["pin_skipped"] = "no CUDA";
+  const FrameworkCostsProfile f = fit_framework_costs(raw);
+  EXPECT_NEAR(f.receive_per_batch_s, 0.3e-3, 1e-9);
+  EXPECT_NEAR(f.receive_per_byte_s, 0.02e-9, 1e-15);
+  EXPECT_NEAR(f.worker_per_batch_s, 0.4e-3, 1e-9);
+  EXPECT_NEAR(f.worker_per_byte_s, 0.45e-9, 1e-15);
+  EXPECT_NEAR(f.worker_startup_s, 30e-3, 1e-9);
+  EXPECT_NEAR(f.receive_fit.r2, 1.0, 1e-9);
+  EXPECT_LT(f.worker_fit.max_rel_residual, 1e-9);
+  EXPECT_EQ(f.pin_note, "no CUDA");
+  // decode = 50 us + 5 ns/B + 4 ns/px, bytes and pixels varied apart (two qualities per size)
+  nlohmann::json decode = {{"name", "torch_decode"}, {"regressor", "bytes+pixels"}, {"points", nlohmann::json::array()}};
+  for (double px : {19200.0, 187500.0, 786432.0})
+    for (double bpp : {0.1, 0.3})
+      decode["points"].push_back({{"bytes", bpp * px}, {"pixels", px}, {"cost_s", 50e-6 + 5e-9 * bpp * px + 4e-9 * px}});
+  const StageCost d = fit_transform(decode);
+  EXPECT_NEAR(d.per_sample_s, 50e-6, 1e-10);
+  EXPECT_NEAR(d.per_byte_s, 5e-9, 1e-13);
+  EXPECT_NEAR(d.per_pixel_s, 4e-9, 1e-13);
+  EXPECT_EQ(d.points, 6);
+  // a transform measured with noise: the residuals say so
+  nlohmann::json flip = {{"name", "torch_flip"}, {"regressor", "pixels"}, {"points", nlohmann::json::array()}};
+  for (auto [px, noise] : {std::pair{50176.0, 1.1}, {187500.0, 0.9}, {19200.0, 1.0}})
+    flip["points"].push_back({{"pixels", px}, {"cost_s", (10e-6 + 0.3e-9 * px) * noise}});
+  const StageCost fl = fit_transform(flip);
+  EXPECT_GT(fl.max_rel_residual, 0.03);
+  EXPECT_LT(fl.r2, 1.0);
+}
+
+TEST(PytorchClient, TransformsFromAScenariosStages) {
+  std::string yaml = mlsim::fixtures::base_scenario(1, 1.0, 1.0);
+  yaml.insert(yaml.find("model:"), "    - {name: random_crop, output: {width: 160, height: 160}}\n"
+                                   "    - {name: flip, cost: {per_sample: 1 us}, probability: 0.5}\n"
+                                   "    - {name: to_tensor, kind: convert, cost: {per_pixel: 2 ns}}\n"
+                                   "    - {name: normalize, output: {dtype: fp32}}\n"
+                                   "    - {name: augment_colour}\n");
+  const mlsim::Scenario s = mlsim::fixtures::load(yaml);
+  std::vector<std::string> skipped;
+  const auto t = transforms_from_stages(s.pipeline, &skipped);
+  EXPECT_EQ(t, (std::vector<std::string>{"RandomResizedCrop(160)", "RandomHorizontalFlip()", "ToTensor()",
+                                         "Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])"}));
+  EXPECT_EQ(skipped, (std::vector<std::string>{"read", "decode", "augment_colour"}));
+}
+
+namespace {
+// 2 cores; the torch transforms cost 2.5 ms a sample in all, the worker 4 ms a batch, receive 1 ms a batch.
+Profile torch_profile() {
+  Profile p;
+  p.cpu.cores = 2;
+  for (auto [name, cost] : {std::pair<const char*, double>{"torch_decode", 1.5e-3},
+                            {"torch_random_resized_crop", 0.5e-3},
+                            {"torch_random_horizontal_flip", 0.1e-3},
+                            {"torch_to_tensor", 0.25e-3},
+                            {"torch_normalize", 0.15e-3}}) {
+    StageCost c;
+    c.per_sample_s = cost;
+    p.cpu.stage_costs[name] = c;
+  }
+  p.ram.size_bytes = 8e9;
+  p.ram.bandwidth_Bps = 10e9;
+  FrameworkCostsProfile f;
+  f.receive_per_batch_s = 1e-3;
+  f.worker_per_batch_s = 4e-3;
+  p.framework_costs = f;
+  return p;
+}
+} // namespace
+
+TEST(PytorchClient, LoaderBoundConfigurationSimulatesToItsClosedForm) {
+  const Profile p = torch_profile();
+  const std::string path = temp_path("torch-profile.yaml");
+  write_profile(p, path);
+  JobConfig c;
+  c.client = "pytorch";
+  c.loader_threads = 1;
+  c.batch_size = 16;
+  c.step_s = 0.010;
+  JobInputs in;
+  in.files = {"a.jpg"};
+  in.mean_bytes = 1e5;
+  in.mean_pixels = 1.875e5;
+  EXPECT_NEAR(torch_batch_cost_s(p, c, in), 16 * 2.5e-3 + 4e-3, 1e-12);
+  // One worker: a batch every 16 x 2.5 + 4 ms (+ its files read over the RAM bus); the emulated
+  // accelerator sleeps 10 ms of each; the receive is part of the wait.
+  const double read = 16 * 1e5 / 10e9, interval = 0.044 + read;
+  const Prediction r = mlsim_simulator_predictor(p, path, {5, 20})(c, in);
+  std::filesystem::remove(path);
+  EXPECT_NEAR(r.step_time_s, interval, 1e-4);
+  EXPECT_NEAR(r.throughput, 16 / interval, 0.05);
+  EXPECT_NEAR(r.stall, 1 - 0.010 / interval, 0.01);
+}
+
+TEST(PytorchClient, QuickEndToEndWhereTorchImports) {
+  if (!probe_pytorch_client().available)
+    GTEST_SKIP() << kPytorchInstallHint;
+  const std::string profile = temp_path("torch-quick.yaml"), json = temp_path("torch-quick.json");
+  auto c = run_mlsim("calibrate --client pytorch --quick --reps 1 --gpu off --out " + profile);
+  ASSERT_EQ(c.code, 0) << c.output;
+  const Profile p = read_profile(profile);
+  ASSERT_TRUE(p.framework_costs.has_value());
+  EXPECT_GT(p.framework_costs->receive_per_batch_s + p.framework_costs->receive_per_byte_s, 0.0);
+  EXPECT_GT(p.cpu.stage_costs.at("torch_decode").cost_s(1e5, 1.875e5), 0.0);
+  auto v = run_mlsim("validate --client pytorch --quick --profile " + profile + " --json " + json);
+  ASSERT_EQ(v.code, 0) << v.output;
+  std::ifstream in(json);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["client"], "pytorch");
+  ASSERT_EQ(j["configs"].size(), 3u);
+  for (const auto& row : j["configs"]) {
+    EXPECT_GT(row["measured"]["throughput"].get<double>(), 0.0);
+    EXPECT_GT(row["predicted"]["throughput"].get<double>(), 0.0);
+  }
+  std::filesystem::remove(profile);
+  std::filesystem::remove(json);
+}

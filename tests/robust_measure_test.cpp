@@ -1,0 +1,76 @@
+// Measuring on a noisy host (robust_measure.hpp, host_bench.hpp balance delay), on made-up runs:
+//  - a run whose reference spin loop drifted beyond the threshold is left out of the medians;
+//  - spreads are half the range over the kept runs (throughput relative, stall absolute);
+//  - every run drifted: all kept, all counted as rejected;
+//  - balance-delay trials: the median is robust to a minority capped at the hold; the capped are counted.
+#include "sim/validate/host_bench.hpp"
+#include "sim/validate/robust_measure.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+using namespace mlsim::validate;
+
+namespace {
+Measured run(double throughput, double stall) {
+  Measured m;
+  m.throughput = throughput;
+  m.stall = stall;
+  m.step_time_s = 16 / throughput;
+  return m;
+}
+} // namespace
+
+TEST(RobustMeasure, DriftedRunsAreLeftOut) {
+  // Runs 0 and 2 kept (drift +2 %, -1 %), run 1 rejected (+25 %: its figure is an outlier).
+  const RobustMeasured r = aggregate_runs({run(100, 0.20), run(60, 0.50), run(110, 0.10)}, {1.0, 1.0, 1.0},
+                                          {1.02, 1.25, 0.99}, 1.0, 0.10);
+  EXPECT_EQ(r.runs, 3);
+  EXPECT_EQ(r.rejected, 1);
+  EXPECT_DOUBLE_EQ(r.median.throughput, 105.0);
+  EXPECT_DOUBLE_EQ(r.median.stall, 0.15);
+  EXPECT_NEAR(r.throughput_spread, (110.0 - 100.0) / (2 * 105.0), 1e-12);
+  EXPECT_NEAR(r.stall_spread, (0.20 - 0.10) / 2, 1e-12);
+  EXPECT_NEAR(r.max_abs_drift, 0.25, 1e-12);
+  ASSERT_EQ(r.drifts.size(), 3u);
+  EXPECT_NEAR(r.drifts[2], -0.01, 1e-12);
+}
+
+TEST(RobustMeasure, AllDriftedKeepsEveryRun) {
+  const RobustMeasured r = aggregate_runs({run(100, 0.2), run(120, 0.1)}, {1.0, 1.0}, {1.3, 0.7}, 1.0, 0.10);
+  EXPECT_EQ(r.rejected, 2);
+  EXPECT_DOUBLE_EQ(r.median.throughput, 110.0);
+}
+
+TEST(RobustMeasure, SpeedIsRelativeToTheSessionStart) {
+  // The reference took 10 % longer than at the start, before and after: the host runs at 1/1.1.
+  const RobustMeasured r = aggregate_runs({run(100, 0.2)}, {1.1}, {1.1}, 1.0, 0.10);
+  EXPECT_NEAR(r.speed, 1 / 1.1, 1e-12);
+  EXPECT_EQ(r.rejected, 0);
+}
+
+TEST(RobustMeasure, InterleavesRepeats) {
+  std::vector<size_t> order;
+  std::ostringstream log;
+  const auto out = measure_interleaved(
+      3, {2, 10.0}, [&](size_t i) { order.push_back(i); return run(10.0 * (i + 1), 0.0); },
+      [](size_t i) { return std::to_string(i); }, log);
+  EXPECT_EQ(order, (std::vector<size_t>{0, 1, 2, 1, 2, 0})); // repeat 2 rotated by one
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[1].runs, 2);
+  EXPECT_DOUBLE_EQ(out[1].median.throughput, 20.0);
+}
+
+TEST(BalanceDelay, MedianIsRobustToAMinorityOfCappedTrials) {
+  const auto s = summarise_balance_delay({0.010, 0.040, 0.008, 0.012, 0.040}, 0.040);
+  EXPECT_EQ(s.trials, 5);
+  EXPECT_EQ(s.capped, 2);
+  EXPECT_DOUBLE_EQ(s.median_s, 0.012);
+  // quantiles by linear interpolation over 0.008 0.010 0.012 0.040 0.040: p25 0.010, p75 0.040
+  EXPECT_NEAR(s.spread, (0.040 - 0.010) / (2 * 0.012), 1e-12);
+  EXPECT_NEAR(s.p10_s, 0.008 + 0.4 * 0.002, 1e-12);
+  const auto busy = summarise_balance_delay({0.040, 0.040, 0.005}, 0.040);
+  EXPECT_EQ(busy.capped, 2);
+  EXPECT_DOUBLE_EQ(busy.median_s, 0.040);
+}
