@@ -110,6 +110,16 @@ TEST(ConfigContract, UnknownKeyMadeByAnOverrideNamesIt) {
   EXPECT_EQ(nested.rfind("--set pipeline.bogus.x=1: pipeline.bogus: expected one of the keys ", 0), 0u) << nested;
 }
 
+// A preset name that looks like a path but is too long for one made std::filesystem::exists throw
+// (ENAMETOOLONG) past the loader: an abort, found by fuzzing. It is a name that names no file.
+TEST(ConfigContract, PresetPathTooLongForTheSystemIsAnInputError) {
+  std::string name = std::string(5000, 'a') + ".yaml";
+  std::string text = replaced(fixtures::base_scenario(), "preset: a100-sxm4-40gb", "preset: " + name);
+  std::string m = error_of(text);
+  EXPECT_EQ(m.rfind("FILE:" + position_of(text, name) + ": ", 0), 0u) << m.substr(0, 200);
+  EXPECT_NE(m.find("expected a preset name or a profile file that exists"), std::string::npos) << m.substr(0, 200);
+}
+
 // 1e308 GB is 1e317 bytes: not a double. It used to pass as infinity and then blame the absent ram.reserved.
 TEST(ConfigContract, QuantityBeyondDoubleIsItsOwnError) {
   std::string text = replaced(fixtures::base_scenario(), "size: 256 GiB", "size: 1e308 GB");

@@ -26,7 +26,7 @@ std::string pytorch_client_script() {
     return env;
   const std::filesystem::path installed =
       std::filesystem::path(preset_dir()).parent_path() / "clients" / "pytorch_loader_bench.py";
-  if (std::filesystem::exists(installed))
+  if (std::error_code ec; std::filesystem::exists(installed, ec))
     return installed.string();
   return std::string(MLSIM_CLIENT_DIR) + "/pytorch_loader_bench.py";
 }
@@ -93,7 +93,7 @@ nlohmann::json ClientProcess::ask(const nlohmann::json& request) {
 ClientProbe probe_pytorch_client() {
   ClientProbe p;
   const std::string python = client_python(), script = pytorch_client_script();
-  if (!std::filesystem::exists(script)) {
+  if (std::error_code ec; !std::filesystem::exists(script, ec)) {
     p.reason = "the client script " + script + " is missing";
     return p;
   }

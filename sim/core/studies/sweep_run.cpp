@@ -85,7 +85,8 @@ SweepSummary run_sweep(const SweepOptions& o) {
   summary.points = points.size();
   std::map<size_t, CsvRow> rows;
   bool truncated = false;
-  bool existing = !o.out.empty() && std::filesystem::exists(o.out);
+  std::error_code existing_ec; // a name the system cannot hold is not an existing file
+  bool existing = !o.out.empty() && std::filesystem::exists(o.out, existing_ec);
   if (o.resume && o.out.empty())
     throw InputError("--resume", "", "--out FILE (the results file to resume)", "no --out");
   if (o.resume && existing)

@@ -16,7 +16,7 @@ const ConfigNode& category_file(const std::string& category) {
   if (it != cache.end())
     return it->second;
   std::string file = preset_dir() + "/" + category + ".yaml";
-  if (!std::filesystem::exists(file))
+  if (std::error_code ec; !std::filesystem::exists(file, ec))
     throw InputError(file, "", "the " + category + " preset file (check MLSIM_PRESET_DIR or the installation)",
                      "no such file");
   return cache.emplace(category, ConfigNode::load_file(file)).first->second;
@@ -72,7 +72,7 @@ ConfigNode resolve_preset(const ConfigNode& user, const std::string& category, c
   }
   ConfigNode base;
   if (looks_like_path(name)) {
-    if (!std::filesystem::exists(name))
+    if (std::error_code ec; !std::filesystem::exists(name, ec)) // a name too long for a path is not one
       name_node.fail("a preset name or a profile file that exists", "'" + name + "'");
     ConfigNode profile = ConfigNode::load_string(name_node.read_referenced_file(), name);
     base = profile.child(profile_section);
