@@ -84,13 +84,17 @@ TEST(CalibrateQuick, LoaderStagesAreMeasuredInsideTheLoader) {
   // ... or not part of the loop.
   EXPECT_EQ(s.at("to_fp16").context, "isolated");
   EXPECT_EQ(s.at("to_fp16").in_loader_factor, 0.0);
-  // The same work inside a loader costs about what it costs alone: caches and fresh buffers change it by
-  // tens of percent, not by factors (a wider band for the small stages: the per-file read is microseconds).
-  for (const char* name : {"jpeg_decode", "random_resized_crop", "normalize_fp32"}) {
+  // The compute-bound stages cost inside a loader about what they cost alone: caches change them by tens of
+  // percent, not by factors.
+  for (const char* name : {"jpeg_decode", "random_resized_crop"}) {
     EXPECT_GT(s.at(name).in_loader_factor, 0.5) << name;
     EXPECT_LT(s.at(name).in_loader_factor, 2.0) << name;
   }
-  for (const char* name : {"file_read_warm", "flip", "collate"}) {
+  // The memory-bound and tiny stages get a wider band: their factor is the machine's cache-to-DRAM ratio.
+  // The per-file read is microseconds; normalisation streams 600 kB of fp32 per sample into one of B slots
+  // (9.6 MB at B = 16, beyond many last-level caches) where the isolated run rewrites one cache-warm buffer:
+  // 1.2x on the machine this was written on, 3.1x on another 2-core machine.
+  for (const char* name : {"file_read_warm", "flip", "normalize_fp32", "collate"}) {
     EXPECT_GT(s.at(name).in_loader_factor, 0.1) << name;
     EXPECT_LT(s.at(name).in_loader_factor, 10.0) << name;
   }

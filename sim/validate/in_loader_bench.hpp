@@ -5,7 +5,8 @@
 // sample's stages follow one another through a decoded frame of megabytes,
 // B distinct sample buffers and a fresh batch tensor, and each stage finds
 // less in the caches: on the 2-core VM this was written on, collation cost
-// ~2x its isolated figure, normalisation ~1.2x, the warm read's per-file part
+// ~2x its isolated figure, normalisation ~1.2x (3.1x on another 2-core
+// machine: its 600 kB output per sample streams to DRAM), the warm read's per-file part
 // ~4x (microseconds), decode and crop ~1.0x. A simulator fed isolated costs is
 // optimistic by that much for loader-bound jobs, so `calibrate` measures the
 // costs the loader actually pays:
