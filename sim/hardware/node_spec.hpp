@@ -36,6 +36,9 @@ struct NodeSpec {
   AcceleratorSpec accelerator;
   NvlinkSpec nvlink;
   DollarsPerSec price{0.0};
+
+  // A trainer group of the data-parallel job: role trainer, with accelerators.
+  bool trains() const { return role == NodeRole::trainer && accelerator_count > 0; }
 };
 
 // Remote storage (object store / network file system) reached over the NICs.
@@ -51,7 +54,7 @@ struct NetworkSpec {
 };
 
 // What the platform builder needs: the machines, and how many of the job's trainer nodes are simulated
-// (all of them, or fewer under replica folding: sim/core/run/scenario.hpp).
+// (all of them, or 2 of one group's under replica folding: sim/core/run/scenario.hpp).
 struct PlatformSpec {
   const std::vector<NodeSpec>* nodes = nullptr;
   NetworkSpec network;

@@ -28,10 +28,12 @@ Platform::Platform(const PlatformSpec& spec) {
   compute_zone_->set_parent(root_);
   switch_link_ = add_link("network-switch", "switch", 1e15, spec.network.switch_latency.value());
   switch_latency_ = spec.network.switch_latency.value();
-  // Trainer nodes first, so that trainer instance i has node id i.
+  // Trainer nodes first, group by group, so that trainer instance i has node id i. Folding (fewer
+  // simulated than job nodes) only happens to a job of one trainer group.
+  const bool folded = spec.simulated_trainer_nodes < spec.job_trainer_nodes;
   for (const auto& node : *spec.nodes)
     if (node.role == NodeRole::trainer)
-      for (int i = 0; i < (node.accelerator_count > 0 ? spec.simulated_trainer_nodes : node.count); ++i)
+      for (int i = 0; i < (node.trains() && folded ? spec.simulated_trainer_nodes : node.count); ++i)
         build_node(node, i, true);
   for (const auto& node : *spec.nodes)
     if (node.role != NodeRole::trainer)

@@ -86,46 +86,68 @@ bool guarded_stacks_fit(const Scenario& s) { return 2.0 * estimate_size(s).actor
 
 SimulationSize estimate_size(const Scenario& s) {
   SimulationSize z;
-  const NodeSpec& t = s.trainer_node();
   const PipelineSpec& p = s.pipeline;
-  const double nodes = s.simulated_trainer_nodes();
-  double worker_cores = t.cpu.cores;
-  if (p.placement == PipelinePlacement::service)
-    if (const NodeSpec* svc = s.find_node(p.service_node))
-      worker_cores = static_cast<double>(svc->cpu.cores) * svc->count;
-  double workers = p.workers > 0 ? p.workers : worker_cores;
-  if (p.framework == Framework::pytorch)
-    workers *= t.accelerator_count;
-  double readers = p.whole_batch_workers ? 0 : workers;
-  for (const auto& st : p.stages)
-    if (st.kind == StageKind::read && st.parallelism > 0)
-      readers = st.parallelism;
-  z.workers = nodes * workers;
-  z.readers = nodes * readers;
-  z.accelerator_actors = nodes * t.accelerator_count * 3.0; // trainer, communicator, copier
+  // Simulated instances of a node group: every one, or 2 of the one trainer group under folding.
+  const bool folded = s.simulated_trainer_nodes() < s.trainer_nodes();
+  auto instances = [&](const NodeSpec& n) {
+    return n.trains() && folded ? static_cast<double>(s.simulated_trainer_nodes()) : n.count;
+  };
+  double nodes = 0, steps = 0;
+  for (const NodeSpec* t : s.trainer_groups()) {
+    const double here = instances(*t);
+    double worker_cores = t->cpu.cores;
+    if (p.placement == PipelinePlacement::service)
+      if (const NodeSpec* svc = s.find_node(p.service_node))
+        worker_cores = static_cast<double>(svc->cpu.cores) * svc->count;
+    double workers = p.workers > 0 ? p.workers : worker_cores;
+    if (p.framework == Framework::pytorch)
+      workers *= t->accelerator_count;
+    double readers = p.whole_batch_workers ? 0 : workers;
+    for (const auto& st : p.stages)
+      if (st.kind == StageKind::read && st.parallelism > 0)
+        readers = st.parallelism;
+    nodes += here;
+    z.workers += here * workers;
+    z.readers += here * readers;
+    z.accelerator_actors += here * t->accelerator_count * 3.0; // trainer, communicator, copier
+    z.batch_samples += here * t->accelerator_count * (p.prefetch + 1.0) * static_cast<double>(p.batch_size);
+    steps += static_cast<double>(s.run.steps) * here * t->accelerator_count;
+  }
   for (const auto& n : s.nodes) {
-    double instances = n.role == NodeRole::trainer && n.accelerator_count > 0 ? nodes : n.count;
-    z.hosts += instances * node_hosts(n);
+    z.hosts += instances(n) * node_hosts(n);
     const double cores = n.cpu.scheduling == CpuScheduling::per_core ? n.cpu.cores : 0;
-    z.compute_hosts += instances * (cores + 1.0 + static_cast<double>(n.disks.size()));
+    z.compute_hosts += instances(n) * (cores + 1.0 + static_cast<double>(n.disks.size()));
     if (n.cpu.scheduling == CpuScheduling::per_core)
-      z.core_actors += instances; // one balancer per node (cpu_scheduler.hpp)
+      z.core_actors += instances(n); // one balancer per node (cpu_scheduler.hpp)
   }
   z.hosts += s.storage.present ? 1 : 0;
   z.actors = nodes + z.workers + z.readers + z.accelerator_actors + z.core_actors;
-  z.batch_samples = nodes * t.accelerator_count * (p.prefetch + 1.0) * static_cast<double>(p.batch_size);
   for (const auto& st : p.stages)
     if (st.kind == StageKind::shuffle)
       z.shuffle_samples = std::max(z.shuffle_samples, nodes * static_cast<double>(st.buffer_samples));
-  double steps = static_cast<double>(s.run.steps) * nodes * t.accelerator_count;
   z.memory_bytes = z.hosts * z.hosts * kBytesPerRouteSlot + z.actors * kActorStackBytes +
                    (z.batch_samples + z.shuffle_samples) * kBytesPerBufferedSample +
                    steps * static_cast<double>(sizeof(StepRecord));
   return z;
 }
 
-StepPlan plan_trainer_step(const Scenario& s) {
-  const NodeSpec& trainer = s.trainer_node();
+std::vector<StepPlan> plan_trainer_steps(const Scenario& s) {
+  std::vector<StepPlan> plans;
+  for (const NodeSpec* g : s.trainer_groups()) {
+    plans.push_back(plan_trainer_step(s, *g));
+    // The all-reduce matches buckets across ranks: the step graph is the model's, whatever the device.
+    const auto& first = plans.front().buckets;
+    const auto& here = plans.back().buckets;
+    bool same = first.size() == here.size();
+    for (size_t k = 0; same && k < first.size(); ++k)
+      same = first[k].bytes.value() == here[k].bytes.value();
+    if (!same)
+      throw InternalError("trainer group '" + g->name + "' plans other gradient buckets than the first group");
+  }
+  return plans;
+}
+
+StepPlan plan_trainer_step(const Scenario& s, const NodeSpec& trainer) {
   StepContext ctx;
   ctx.accelerator = &trainer.accelerator;
   ctx.batch_per_device = s.pipeline.batch_size;
@@ -142,7 +164,7 @@ StepPlan plan_trainer_step(const Scenario& s) {
   }
 }
 
-void check_simulable(const Scenario& s, const StepPlan& plan, const ConfigNode& root) {
+void check_simulable(const Scenario& s, const std::vector<StepPlan>& plans, const ConfigNode& root) {
   const SimulationSize z = estimate_size(s);
   const NodeSpec& t = s.trainer_node();
   const long actor_limit = max_actors();
@@ -223,17 +245,19 @@ void check_simulable(const Scenario& s, const StepPlan& plan, const ConfigNode& 
                         z.actors, s.run.steps));
 
   // Finite work: a batch's CPU time and bytes through the pipeline, a step's device time.
-  SampleFlow flow(s.pipeline, s.dataset, t.cpu);
-  SampleTrace mean = flow.trace(s.dataset.sample_size.mean().value());
   const double batch = static_cast<double>(s.pipeline.batch_size);
-  for (size_t i = 0; i < mean.stage_cost.size(); ++i) {
-    double cost = mean.stage_cost[i] * batch;
-    if (!(cost <= kMaxBatchCoreSeconds))
-      fail_at(root, "pipeline.stages." + std::to_string(i) + ".cost",
-              fmt::format("a stage cost of at most {:.0e} core-seconds per batch (what can be simulated)",
-                          kMaxBatchCoreSeconds),
-              fmt::format("{:.3g} core-seconds for a batch of {} mean-size samples", cost, s.pipeline.batch_size));
+  for (const NodeSpec* g : s.trainer_groups()) { // the CPU's fp16 emulation scales the costs
+    SampleTrace mean = SampleFlow(s.pipeline, s.dataset, g->cpu).trace(s.dataset.sample_size.mean().value());
+    for (size_t i = 0; i < mean.stage_cost.size(); ++i) {
+      double cost = mean.stage_cost[i] * batch;
+      if (!(cost <= kMaxBatchCoreSeconds))
+        fail_at(root, "pipeline.stages." + std::to_string(i) + ".cost",
+                fmt::format("a stage cost of at most {:.0e} core-seconds per batch (what can be simulated)",
+                            kMaxBatchCoreSeconds),
+                fmt::format("{:.3g} core-seconds for a batch of {} mean-size samples", cost, s.pipeline.batch_size));
+    }
   }
+  SampleTrace mean = SampleFlow(s.pipeline, s.dataset, t.cpu).trace(s.dataset.sample_size.mean().value());
   double collate = s.pipeline.batching.collate.for_sample(mean.final_bytes * batch, 0).value();
   if (!(collate <= kMaxBatchCoreSeconds))
     fail_at(root, "pipeline.batch.collate",
@@ -244,12 +268,14 @@ void check_simulable(const Scenario& s, const StepPlan& plan, const ConfigNode& 
     fail_at(root, "dataset.sample_size",
             fmt::format("a batch of at most {:.0e} bytes (batch_size x sample size, at every stage)", kMaxBatchBytes),
             fmt::format("{:.3g} bytes", bytes));
-  double step = 0;
-  for (const auto& op : plan.ops)
-    step += op.duration.value();
-  if (!(step <= kMaxStepSeconds))
-    fail_at(root, "model", fmt::format("a training step of at most {:.0e} s of device time", kMaxStepSeconds),
-            fmt::format("{:.3g} s", step));
+  for (const StepPlan& plan : plans) {
+    double step = 0;
+    for (const auto& op : plan.ops)
+      step += op.duration.value();
+    if (!(step <= kMaxStepSeconds))
+      fail_at(root, "model", fmt::format("a training step of at most {:.0e} s of device time", kMaxStepSeconds),
+              fmt::format("{:.3g} s", step));
+  }
 }
 
 } // namespace mlsim

@@ -5,7 +5,7 @@
 //                     has its own stack, one memory mapping (no guard page, engine.hpp), and
 //                     SimGrid aborts when the kernel refuses one (~57k actors at the default
 //                     65530; `sysctl -w vm.max_map_count=...` raises the limit).
-//                     Per simulated trainer node: 1 dispatcher + readers + workers;
+//                     Per simulated trainer node (of every trainer group): 1 dispatcher + readers + workers;
 //                     per accelerator: a trainer, a communicator, a copier; per node: one
 //                     balancing actor (per_core scheduler).
 //   hosts             <= kMaxHosts: hosts that communicate are one full zone, which keeps a
@@ -57,10 +57,13 @@ SimulationSize estimate_size(const Scenario& s);
 
 // Throws InputError at the key to change when `s` exceeds what this process can simulate.
 // `root` is the scenario's document, for the positions of the keys.
-void check_simulable(const Scenario& s, const StepPlan& plan, const ConfigNode& root);
+// `plans`: one per trainer group (plan_trainer_steps).
+void check_simulable(const Scenario& s, const std::vector<StepPlan>& plans, const ConfigNode& root);
 
-// The step of one accelerator of the trainer node; a batch whose step does not fit in
+// The step of one accelerator of a trainer group's node; a batch whose step does not fit in
 // device memory is an InputError at pipeline.batch_size.
-StepPlan plan_trainer_step(const Scenario& s);
+StepPlan plan_trainer_step(const Scenario& s, const NodeSpec& trainer);
+// One plan per trainer group, in Scenario::trainer_groups() order (each checked to fit).
+std::vector<StepPlan> plan_trainer_steps(const Scenario& s);
 
 } // namespace mlsim

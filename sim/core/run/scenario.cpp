@@ -27,41 +27,71 @@ DatasetSpec parse_dataset(const ConfigNode& node, const Scenario& s) {
   d.location = node.get_enum<DataLocation>("location", DataLocation::local);
   d.page_cache = node.get_bool("page_cache", true);
   if (d.location == DataLocation::local) {
-    const NodeSpec& trainer = s.trainer_node();
-    if (trainer.disks.empty())
-      node.child("location").fail("a trainer node with a disk for a local dataset", "'local' but node '" +
-                                                                                          trainer.name + "' has no disks");
-    d.disk = node.get_string("disk", trainer.disks.front().name);
-    bool found = false;
-    for (const auto& disk : trainer.disks)
-      found = found || disk.name == d.disk;
-    if (!found)
-      node.child("disk").fail("the name of a disk of node '" + trainer.name + "'", node.child("disk").quoted());
+    // Every trainer group reads its shard from its own disk of that name.
+    for (const NodeSpec* trainer : s.trainer_groups())
+      if (trainer->disks.empty())
+        node.child("location").fail("a trainer node with a disk for a local dataset", "'local' but node '" +
+                                                                                            trainer->name + "' has no disks");
+    d.disk = node.get_string("disk", s.trainer_node().disks.front().name);
+    for (const NodeSpec* trainer : s.trainer_groups()) {
+      bool found = false;
+      for (const auto& disk : trainer->disks)
+        found = found || disk.name == d.disk;
+      if (!found && node.has("disk"))
+        node.child("disk").fail("the name of a disk of node '" + trainer->name + "'", node.child("disk").quoted());
+      if (!found)
+        node.child("location").fail("a disk named '" + d.disk + "' (the first trainer group's first disk) on node '" +
+                                        trainer->name + "', or dataset.disk naming a disk of every trainer group",
+                                    "'local' but node '" + trainer->name + "' has no disk '" + d.disk + "'");
+    }
   } else if (d.location == DataLocation::remote && !s.storage.present) {
     node.child("location").fail("hardware.storage to be set for a remote dataset", "'remote' without it");
   }
   return d;
 }
 
-// Shuffle buffers and in-memory caches must fit in the trainer node's RAM (page-cache share).
+// Shuffle buffers and in-memory caches must fit in every trainer node's RAM (page-cache share).
 void check_memory_stages(const ConfigNode& pipeline, const Scenario& s) {
-  const NodeSpec& node = s.trainer_node();
-  SampleFlow flow(s.pipeline, s.dataset, node.cpu);
-  SampleTrace mean = flow.trace(s.dataset.sample_size.mean().value());
-  double ram = node.ram.page_cache_capacity().value();
-  auto stages = pipeline.child("stages");
-  for (size_t i = 0; i < s.pipeline.stages.size(); ++i) {
-    const StageSpec& st = s.pipeline.stages[i];
-    double bytes_in = i == 0 ? mean.stored_bytes : mean.bytes_after[i - 1];
-    double need = 0;
-    if (st.kind == StageKind::shuffle)
-      need = bytes_in * static_cast<double>(st.buffer_samples);
-    else if (st.kind == StageKind::cache)
-      need = bytes_in * static_cast<double>(s.dataset.samples) / node.count;
-    if (need > ram)
-      stages.items()[i].fail(fmt::format("a {} that fits in the node's RAM ({:.3g} GB usable of ram.size)",
-                                         st.kind == StageKind::shuffle ? "shuffle buffer" : "cache", ram / 1e9),
-                             fmt::format("{:.3g} GB", need / 1e9));
+  const auto groups = s.trainer_groups();
+  for (const NodeSpec* node : groups) {
+    SampleFlow flow(s.pipeline, s.dataset, node->cpu);
+    SampleTrace mean = flow.trace(s.dataset.sample_size.mean().value());
+    double ram = node->ram.page_cache_capacity().value();
+    std::string whose = groups.size() > 1 ? "the RAM of node '" + node->name + "'" : "the node's RAM";
+    auto stages = pipeline.child("stages");
+    for (size_t i = 0; i < s.pipeline.stages.size(); ++i) {
+      const StageSpec& st = s.pipeline.stages[i];
+      double bytes_in = i == 0 ? mean.stored_bytes : mean.bytes_after[i - 1];
+      double need = 0;
+      if (st.kind == StageKind::shuffle)
+        need = bytes_in * static_cast<double>(st.buffer_samples);
+      else if (st.kind == StageKind::cache) // a node caches its shard
+        need = bytes_in * static_cast<double>(s.dataset.samples) / s.trainer_nodes();
+      if (need > ram)
+        stages.items()[i].fail(fmt::format("a {} that fits in {} ({:.3g} GB usable of ram.size)",
+                                           st.kind == StageKind::shuffle ? "shuffle buffer" : "cache", whose, ram / 1e9),
+                               fmt::format("{:.3g} GB", need / 1e9));
+    }
+  }
+}
+
+// Trainer groups form one job: at least one, and the same accelerator count per node in each (the
+// hierarchical all-reduce and the ring routes pair local rank k of every node).
+void check_trainer_groups(const ConfigNode& hw, const std::vector<ConfigNode>& node_items, const Scenario& s) {
+  const auto groups = s.trainer_groups();
+  if (groups.empty())
+    hw.child("nodes").fail("at least one node group with accelerators (role: trainer)", "0");
+  const NodeSpec& first = *groups.front();
+  for (size_t i = 0; i < s.nodes.size(); ++i) {
+    const NodeSpec& n = s.nodes[i];
+    if (!n.trains() || n.accelerator_count == first.accelerator_count)
+      continue;
+    ConfigNode acc = node_items[i].child("accelerators");
+    (acc.has("count") ? acc.child("count") : acc)
+        .fail(fmt::format("{} accelerators per node, as in the first trainer group '{}' (trainer groups form one "
+                          "job whose all-reduce pairs the local ranks of every node)",
+                          first.accelerator_count, first.name),
+              fmt::format("{} in node '{}'", n.accelerator_count, n.name));
   }
 }
 
@@ -79,11 +109,26 @@ void require_nics(const std::vector<ConfigNode>& node_items, const Scenario& s) 
 
 } // namespace
 
+std::vector<const NodeSpec*> Scenario::trainer_groups() const {
+  std::vector<const NodeSpec*> groups;
+  for (const auto& n : nodes)
+    if (n.trains())
+      groups.push_back(&n);
+  return groups;
+}
+
 const NodeSpec& Scenario::trainer_node() const {
   for (const auto& n : nodes)
-    if (n.role == NodeRole::trainer && n.accelerator_count > 0)
+    if (n.trains())
       return n;
   throw InternalError("scenario without a trainer node");
+}
+
+int Scenario::trainer_nodes() const {
+  int total = 0;
+  for (const auto& n : nodes)
+    total += n.trains() ? n.count : 0;
+  return total;
 }
 
 PlatformSpec Scenario::platform_spec() const {
@@ -92,7 +137,7 @@ PlatformSpec Scenario::platform_spec() const {
   p.network = network;
   p.storage = storage;
   p.simulated_trainer_nodes = simulated_trainer_nodes();
-  p.job_trainer_nodes = trainer_node().count;
+  p.job_trainer_nodes = trainer_nodes();
   return p;
 }
 
@@ -102,7 +147,7 @@ JobContext Scenario::job_context() const {
   j.dataset = &dataset;
   j.storage = &storage;
   j.run = &run;
-  j.job_trainer_nodes = trainer_node().count;
+  j.job_trainer_nodes = trainer_nodes();
   return j;
 }
 
@@ -116,10 +161,11 @@ int Scenario::total_accelerators() const {
 
 int Scenario::simulated_trainer_nodes() const {
   const NodeSpec& t = trainer_node();
-  bool foldable = run.replica_folding && t.count > kFoldAbove && pipeline.placement != PipelinePlacement::service &&
+  bool foldable = run.replica_folding && trainer_groups().size() == 1 && t.count > kFoldAbove &&
+                  pipeline.placement != PipelinePlacement::service &&
                   (distribution.algorithm == CollectiveAlgorithm::ring ||
                    distribution.algorithm == CollectiveAlgorithm::hierarchical);
-  return foldable ? 2 : t.count;
+  return foldable ? 2 : trainer_nodes();
 }
 
 const NodeSpec* Scenario::find_node(const std::string& name) const {
@@ -142,20 +188,15 @@ Scenario parse_scenario(const ConfigNode& root) {
     if (!names.insert(s.nodes.back().name).second)
       node_items[i].fail("a unique node name", "a second node named '" + s.nodes.back().name + "'");
   }
-  int trainer_groups = 0;
-  for (const auto& n : s.nodes)
-    trainer_groups += n.role == NodeRole::trainer && n.accelerator_count > 0;
-  if (trainer_groups != 1)
-    hw.child("nodes").fail("exactly one node group with accelerators (role: trainer)",
-                           std::to_string(trainer_groups));
+  check_trainer_groups(hw, node_items, s);
   if (ConfigNode net = hw.child("network"); net.defined()) {
     net.allow_only({"switch_latency"});
     s.network.switch_latency = net.get_quantity<Seconds>("switch_latency", Seconds(1e-6), false);
   }
   s.storage = parse_storage(hw.child("storage"));
   s.dataset = parse_dataset(root.required("dataset"), s);
-  const NodeSpec& trainer = s.trainer_node();
-  s.pipeline = parse_pipeline(root.required("pipeline"), trainer.cpu);
+  // Calibrated stage costs are the first trainer group's CPU's; every node runs that work at its own speed.
+  s.pipeline = parse_pipeline(root.required("pipeline"), s.trainer_node().cpu);
   if (s.pipeline.placement == PipelinePlacement::service) {
     const NodeSpec* svc = s.find_node(s.pipeline.service_node);
     if (!svc || svc->role != NodeRole::data_service)
@@ -177,9 +218,10 @@ Scenario parse_scenario(const ConfigNode& root) {
         std::to_string(s.pipeline.batch_size) + fmt::format(" (global {:.0f})", global_batch));
   s.model = parse_model(root.required("model"));
   if (s.model.trace) // what a trace cannot answer is refused at the key that asks for it
-    check_trace_what_ifs(*s.model.trace, trainer.accelerator,
-                         node_items[static_cast<size_t>(&trainer - s.nodes.data())].child("accelerators"),
-                         s.pipeline.batch_size, root.child("pipeline").child("batch_size"));
+    for (const NodeSpec* trainer : s.trainer_groups())
+      check_trace_what_ifs(*s.model.trace, trainer->accelerator,
+                           node_items[static_cast<size_t>(trainer - s.nodes.data())].child("accelerators"),
+                           s.pipeline.batch_size, root.child("pipeline").child("batch_size"));
   s.batch_size_where = root.child("pipeline").child("batch_size").where();
   if (ConfigNode dist = root.child("distribution"); dist.defined()) {
     dist.allow_only({"algorithm"});
@@ -209,7 +251,7 @@ Scenario load_scenario(const ConfigNode& root) {
   Scenario s = parse_scenario(root);
   // Everything `run` would reject is rejected here: the step must fit in device memory, and the
   // simulation in this process (sim/core/run/limits.hpp).
-  check_simulable(s, plan_trainer_step(s), root);
+  check_simulable(s, plan_trainer_steps(s), root);
   return s;
 }
 

@@ -1,7 +1,7 @@
 // A scenario: the typed, validated form of a scenario YAML file.
 //
 //   name: ...
-//   hardware:  nodes (groups of identical machines), network, storage
+//   hardware:  nodes (groups of identical machines; one or more trainer groups), network, storage
 //   dataset:   samples, sample sizes, image shape, where it lives
 //   pipeline:  see sim/pipeline/pipeline_spec.hpp
 //   model:     see sim/pipeline/model_spec.hpp
@@ -28,6 +28,7 @@ namespace mlsim {
 // traffic as the 2 simulated ones (each NIC one ring flow out and one in), the collective formulas use
 // the job's rank and node counts, and shared remote storage is scaled to the simulated share.
 // What is lost: stragglers among more than two nodes (the slowest of many), contention in the switch.
+// Only a job whose trainer nodes are one group is folded: with several groups every node is simulated.
 inline constexpr int kFoldAbove = 4;
 
 struct Scenario {
@@ -43,7 +44,11 @@ struct Scenario {
   RunSpec run;
   std::string batch_size_where; // file:line:col of pipeline.batch_size, for errors found while planning
 
-  const NodeSpec& trainer_node() const; // the (first) node group with accelerators
+  // Trainer node groups (role: trainer, with accelerators), in file order: together one synchronous
+  // data-parallel job. They may differ in everything but the accelerator count per node.
+  std::vector<const NodeSpec*> trainer_groups() const;
+  const NodeSpec& trainer_node() const; // the first trainer group: the job's nominal node
+  int trainer_nodes() const;            // nodes over all trainer groups
   int total_accelerators() const;
   const NodeSpec* find_node(const std::string& name) const;
   // Trainer node instances simulated in detail: all of them, or 2 when replica folding applies.

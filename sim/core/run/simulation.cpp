@@ -32,7 +32,12 @@ SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& opt
   Recorder& rec = out.recorder;
 
   const NodeSpec& trainer_spec = scenario.trainer_node();
-  out.plan = plan_trainer_step(scenario);
+  const std::vector<const NodeSpec*> groups = scenario.trainer_groups();
+  const std::vector<StepPlan> plans = plan_trainer_steps(scenario); // one per trainer group
+  out.plan = plans.front();
+  auto group_of = [&groups](const NodeSpec* spec) {
+    return static_cast<size_t>(std::find(groups.begin(), groups.end(), spec) - groups.begin());
+  };
 
   auto& nodes = platform.trainers();
   std::vector<std::unique_ptr<BatchQueue>> queues;
@@ -46,7 +51,7 @@ SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& opt
   for (auto& node : nodes)
     for (auto* gpu : node.accelerators)
       group.ranks.push_back(gpu);
-  const int job_nodes = trainer_spec.count, simulated_nodes = scenario.simulated_trainer_nodes();
+  const int job_nodes = scenario.trainer_nodes(), simulated_nodes = scenario.simulated_trainer_nodes();
   if (simulated_nodes < job_nodes) {
     group.job_ranks = job_nodes * trainer_spec.accelerator_count;
     group.job_nodes = job_nodes;
@@ -68,9 +73,17 @@ SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& opt
     return t;
   };
   steady.track_totals(totals);
+  for (const NodeSpec* g : groups)
+    out.groups.push_back({g->name, g->count, 0, 0, 0, 0});
   int rank = 0;
   for (size_t n = 0; n < nodes.size(); ++n) {
     NodeInstance& node = nodes[n];
+    const size_t gi = group_of(node.spec); // groups.size(): a trainer-role node without accelerators
+    TrainerGroupRun* gr = gi < groups.size() ? &out.groups[gi] : nullptr;
+    if (gr && gr->simulated_nodes++ == 0)
+      gr->first_rank = rank;
+    if (gr)
+      gr->ranks += static_cast<int>(node.accelerators.size());
     InputPipeline::Setup ps;
     ps.job = &job;
     ps.platform = &platform;
@@ -92,7 +105,7 @@ SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& opt
       ts.node = &node;
       ts.local_rank = static_cast<int>(k);
       ts.rank = rank;
-      ts.plan = &out.plan;
+      ts.plan = &plans[gi]; // a node with accelerators belongs to a trainer group
       ts.queue = queues.back().get();
       ts.communicator = comms.back().get();
       ts.trace_steps = options.trace_steps;
@@ -101,6 +114,8 @@ SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& opt
       ++rank;
     }
     pipelines.push_back(std::make_unique<InputPipeline>(ps));
+    if (gr)
+      gr->workers_per_node = pipelines.back()->worker_count();
   }
   out.workers_per_node = pipelines.empty() ? 0 : pipelines.front()->worker_count();
   for (auto& p : pipelines)

@@ -10,15 +10,27 @@
 #include "sim/pipeline/batch_queue.hpp"
 #include "sim/pipeline/step_plan.hpp"
 
+#include <string>
 #include <vector>
 
 namespace mlsim {
+
+// A trainer group's place in the run: its simulated nodes hold ranks [first_rank, first_rank + ranks).
+struct TrainerGroupRun {
+  std::string name;
+  int nodes = 0;           // in the job
+  int simulated_nodes = 0; // in detail (2 of many under replica folding)
+  int first_rank = 0;
+  int ranks = 0; // simulated
+  int workers_per_node = 0;
+};
 
 struct SimulationOutput {
   Recorder recorder;
   std::vector<LinkInfo> links;       // with bytes carried
   std::vector<QueueStats> queues;    // one per accelerator's prefetch buffer
-  StepPlan plan;                     // the step of one accelerator of the trainer node
+  StepPlan plan;                     // the step of one accelerator of the first trainer group's node
+  std::vector<TrainerGroupRun> groups; // one per trainer group, in Scenario::trainer_groups() order
   double end_time = 0.0;           // the run's end, fast-forwarded steps included
   double simulated_end_time = 0.0; // the engine's clock at the end
   int ranks = 0;           // accelerators of the job
