@@ -11,14 +11,37 @@ namespace mlsim {
 namespace {
 std::string pct(double f) { return fmt::format("{:.1f} %", 100.0 * f); }
 std::string ms(double s) { return format_seconds(Seconds(s)); }
+// The group that paces a synchronous job, and what the others wait for it in the all-reduce.
+template <class Line> void straggler_lines(const RunMetrics& m, Line&& line) {
+  const NodeGroupFigure& slow = m.node_groups[m.pacing_group];
+  const NodeGroupFigure* fastest = &slow;
+  for (const auto& g : m.node_groups)
+    if (g.own() < fastest->own())
+      fastest = &g;
+  if (slow.own() <= fastest->own() * (1 + 1e-3))
+    line("  No node group paces the job: their own steps (without the all-reduce wait) agree within 0.1 %");
+  else
+    line(fmt::format("  Slowest node group '{}' ({} node{}) paces the job: its own step {} (input wait {}) vs {} "
+                   "for '{}', +{}; the faster nodes wait {} per step in the all-reduce",
+                   slow.name, slow.nodes, slow.nodes == 1 ? "" : "s", ms(slow.own()), ms(slow.input), ms(fastest->own()),
+                   fastest->name, pct(fastest->own() > 0 ? slow.own() / fastest->own() - 1.0 : 0.0),
+                   ms(fastest->collective - slow.collective)));
+  for (const auto& g : m.node_groups)
+    line(fmt::format("    {:<20} {:>5} node{:<1}  step {}  input wait {}  device {}  all-reduce wait {}", g.name, g.nodes,
+                     g.nodes == 1 ? "" : "s", ms(g.step), ms(g.input), ms(g.device_compute), ms(g.collective)));
+}
+
 } // namespace
 
 std::string render_text_report(const Scenario& sc, const RunMetrics& m) {
   std::string r;
   auto line = [&](const std::string& s) { r += s + "\n"; };
   const NodeSpec& t = sc.trainer_node();
-  line(fmt::format("mlsim: {} — {} x {} ({} accelerators), {} steps ({} warm-up), seed {}", m.scenario, t.count,
-                   t.name, m.ranks, m.steps_requested, sc.run.warmup_steps, sc.run.seed));
+  std::string job;
+  for (const NodeSpec* g : sc.trainer_groups())
+    job += fmt::format("{}{} x {}", job.empty() ? "" : " + ", g->count, g->name);
+  line(fmt::format("mlsim: {} — {} ({} accelerators), {} steps ({} warm-up), seed {}", m.scenario, job, m.ranks,
+                   m.steps_requested, sc.run.warmup_steps, sc.run.seed));
   if (m.steps_simulated < m.steps_requested)
     line(fmt::format("(steady state reached: {} steps simulated, the other {} repeat the last {} exactly; set "
                      "run.fast_forward: false to simulate every step)",
@@ -27,6 +50,9 @@ std::string render_text_report(const Scenario& sc, const RunMetrics& m) {
     line(fmt::format("(replica folding: {} of {} identical nodes simulated in detail; set run.replica_folding: false "
                      "to simulate all)",
                      m.simulated_nodes, t.count));
+  else if (sc.trainer_groups().size() > 1)
+    line(fmt::format("(no replica folding: the trainer nodes differ ({} groups), all {} simulated in detail)",
+                     sc.trainer_groups().size(), m.simulated_nodes));
   line("");
   line("Performance summary");
   line(fmt::format("  Step time        mean {}   p50 {}   p99 {}", ms(m.step_mean), ms(m.step_p50), ms(m.step_p99)));
@@ -35,6 +61,8 @@ std::string render_text_report(const Scenario& sc, const RunMetrics& m) {
   line(fmt::format("  Your program is {} input-bound: {} of step time is waiting for input",
                    m.input_bound == "highly" ? "HIGHLY" : m.input_bound == "moderately" ? "MODERATELY" : "NOT",
                    pct(m.breakdown.input)));
+  if (m.node_groups.size() > 1)
+    straggler_lines(m, line);
   line("");
   line("Step-time breakdown");
   const Breakdown& b = m.breakdown;

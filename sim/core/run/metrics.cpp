@@ -27,22 +27,43 @@ double percentile(std::vector<double> values, double p) {
 
 namespace {
 
-// Cores and speed available to the pipeline workers of one trainer node.
-std::pair<double, double> worker_cores(const Scenario& sc) {
+// Cores and speed available to the pipeline workers of one node of trainer group `t`.
+std::pair<double, double> worker_cores(const Scenario& sc, const NodeSpec& t) {
   if (sc.pipeline.placement == PipelinePlacement::service) {
     const NodeSpec* svc = sc.find_node(sc.pipeline.service_node);
     return {static_cast<double>(svc->cpu.cores * svc->count), svc->cpu.core_speed};
   }
-  const NodeSpec& t = sc.trainer_node();
   return {static_cast<double>(t.cpu.cores), t.cpu.core_speed};
+}
+
+// What the read stage of one node of group `t` can move, in bytes/s: RAM when reads come from the cache,
+// its share of the remote storage, or its disk.
+double read_bytes_per_s(const Scenario& sc, const NodeSpec& t, bool from_ram) {
+  const double trainer_nodes = sc.trainer_nodes();
+  const double mean_size = sc.dataset.sample_size.mean().value();
+  if (from_ram)
+    return t.ram.bandwidth.value();
+  if (sc.dataset.location == DataLocation::remote)
+    return std::min({sc.storage.bandwidth.value() / trainer_nodes, sc.storage.random_read_iops / trainer_nodes * mean_size,
+                     t.nic.bandwidth.value()});
+  for (const auto& d : t.disks)
+    if (d.name == sc.dataset.disk)
+      return d.throughput_for_files(Bytes(mean_size)).value();
+  return 0.0;
 }
 
 void stage_figures(const Scenario& sc, const SimulationOutput& out, RunMetrics& m) {
   const Recorder& rec = out.recorder;
-  auto [cores, speed] = worker_cores(sc);
-  int trainer_nodes = sc.trainer_node().count;
+  const auto groups = sc.trainer_groups();
+  auto [cores, speed] = worker_cores(sc, *groups.front());
+  int trainer_nodes = sc.trainer_nodes();
   double service_share = sc.pipeline.placement == PipelinePlacement::service ? 1.0 / trainer_nodes : 1.0;
-  double concurrency = std::min(static_cast<double>(out.workers_per_node), cores * service_share) * speed;
+  // Per node, the slowest group's: every node delivers the same batches per step.
+  double concurrency = 1e300;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    auto [c, v] = worker_cores(sc, *groups[g]);
+    concurrency = std::min(concurrency, std::min(static_cast<double>(out.groups[g].workers_per_node), c * service_share) * v);
+  }
   double total_core_seconds = 0;
   for (const auto& st : sc.pipeline.stages)
     total_core_seconds += rec.counter(pipeline_counters::stage_core_seconds(st.name));
@@ -57,20 +78,9 @@ void stage_figures(const Scenario& sc, const SimulationOutput& out, RunMetrics& 
     f.name = st.name;
     if (st.kind == StageKind::read) {
       double storage_bytes = rec.counter(pipeline_counters::read_storage_bytes()), ram_bytes = rec.counter(pipeline_counters::read_ram_bytes());
-      const NodeSpec& t = sc.trainer_node();
-      double cap_bps;
-      if (ram_bytes > storage_bytes) {
-        cap_bps = t.ram.bandwidth.value();
-      } else if (sc.dataset.location == DataLocation::remote) {
-        cap_bps = std::min({sc.storage.bandwidth.value() / trainer_nodes, sc.storage.random_read_iops / trainer_nodes * mean_size,
-                            t.nic.bandwidth.value()});
-      } else {
-        const DiskSpec* disk = nullptr;
-        for (const auto& d : t.disks)
-          if (d.name == sc.dataset.disk)
-            disk = &d;
-        cap_bps = disk ? disk->throughput_for_files(Bytes(mean_size)).value() : 0.0;
-      }
+      double cap_bps = 1e300;
+      for (const NodeSpec* t : groups)
+        cap_bps = std::min(cap_bps, read_bytes_per_s(sc, *t, ram_bytes > storage_bytes));
       f.capacity_samples_per_s = cap_bps / mean_size * trainer_nodes;
       f.busy_share = 0;
     } else {
@@ -283,8 +293,17 @@ void bottleneck(const Scenario& sc, const SimulationOutput& out, RunMetrics& m) 
     m.bottleneck_name = m.slowest_link.name;
     m.bottleneck_utilization = m.slowest_link.utilization;
   }
-  // Exposed gradient communication larger than any other part: the collective's links.
-  if (m.breakdown.collective > std::max({m.breakdown.device_compute, m.breakdown.input, m.breakdown.h2d})) {
+  // Exposed gradient communication larger than any other part: the collective's links. With several
+  // trainer groups, the pacing group's parts: the others' all-reduce wait is waiting for it.
+  Breakdown parts = m.breakdown;
+  if (m.node_groups.size() > 1 && m.node_groups[m.pacing_group].step > 0) {
+    const NodeGroupFigure& g = m.node_groups[m.pacing_group];
+    parts.collective = g.collective / g.step;
+    parts.device_compute = g.device_compute / g.step;
+    parts.input = g.input / g.step;
+    parts.h2d = g.h2d / g.step;
+  }
+  if (parts.collective > std::max({parts.device_compute, parts.input, parts.h2d})) {
     double util = 0;
     std::string name;
     for (const auto& l : out.links)
@@ -301,6 +320,46 @@ void bottleneck(const Scenario& sc, const SimulationOutput& out, RunMetrics& m) 
       m.bottleneck_utilization = util;
     }
   }
+}
+
+// Per trainer group: the means of its ranks' steady (rank, step) records, and the group that paces the job.
+void node_group_figures(const Scenario& sc, const SimulationOutput& out, RunMetrics& m) {
+  std::vector<size_t> group_of_rank(static_cast<size_t>(std::max(0, out.simulated_ranks)), out.groups.size());
+  for (size_t g = 0; g < out.groups.size(); ++g)
+    for (int r = 0; r < out.groups[g].ranks; ++r)
+      group_of_rank.at(static_cast<size_t>(out.groups[g].first_rank + r)) = g;
+  const auto groups = sc.trainer_groups();
+  std::vector<NodeGroupFigure> figs(out.groups.size());
+  std::vector<double> records(out.groups.size(), 0.0);
+  for (const auto& r : out.recorder.steps()) {
+    if (r.step < sc.run.warmup_steps || r.rank < 0 || static_cast<size_t>(r.rank) >= group_of_rank.size())
+      continue;
+    size_t g = group_of_rank[static_cast<size_t>(r.rank)];
+    if (g >= figs.size())
+      continue;
+    NodeGroupFigure& f = figs[g];
+    f.step += r.end - r.start;
+    f.input += r.input;
+    f.host_compute += r.host_compute;
+    f.h2d += r.h2d;
+    f.device_compute += r.device_compute;
+    f.collective += r.collective;
+    records[g] += 1;
+  }
+  for (size_t g = 0; g < figs.size(); ++g) {
+    NodeGroupFigure& f = figs[g];
+    const double n = std::max(1.0, records[g]);
+    f.name = out.groups[g].name;
+    f.nodes = out.groups[g].nodes;
+    f.workers_per_node = out.groups[g].workers_per_node;
+    f.worker_cores = worker_cores(sc, *groups[g]).first *
+                     (sc.pipeline.placement == PipelinePlacement::service ? 1.0 / sc.trainer_nodes() : 1.0);
+    for (double* v : {&f.step, &f.input, &f.host_compute, &f.h2d, &f.device_compute, &f.collective})
+      *v /= n;
+    if (f.own() > figs[m.pacing_group].own())
+      m.pacing_group = g;
+  }
+  m.node_groups = std::move(figs);
 }
 
 } // namespace
@@ -354,6 +413,7 @@ RunMetrics compute_metrics(const Scenario& sc, const SimulationOutput& out) {
     bool shared = sc.pipeline.placement == PipelinePlacement::service && node.name == sc.pipeline.service_node;
     m.cost_per_hour += node.price.value() * 3600.0 * node.count / (shared ? sc.pipeline.shared_by_jobs : 1);
   }
+  node_group_figures(sc, out, m);
   op_figures(out, m);
   matrix_path_figure(sc, out, m);
   stage_figures(sc, out, m);

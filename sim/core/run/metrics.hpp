@@ -4,6 +4,9 @@
 // statistics are over those (rank, step) records; the breakdown is the mean of
 // each part over the mean step time, with `other` the remainder, so the six
 // fractions sum to 1. Throughput = global batch / mean step time.
+// Figures of "the node" (stage costs, input analysis, transfer chain) are the first trainer group's
+// first node, the job's nominal node; capacities of a job of several trainer groups are its
+// slowest group's per node times the job's nodes (a synchronous job moves at its slowest node).
 #pragma once
 
 #include "sim/core/run/scenario.hpp"
@@ -58,6 +61,18 @@ struct InputAnalysis {
   double enqueue = 0;         // seconds copying the batch to the device
 };
 
+// One trainer group's steady steps, as means over its ranks' (rank, step) records, in seconds per step.
+// The job is synchronous: a group that finishes its own work (input wait, copies, compute) before the
+// slowest group waits the difference in the all-reduce, so its `collective` holds that wait.
+struct NodeGroupFigure {
+  std::string name;
+  int nodes = 0;
+  int workers_per_node = 0;
+  double worker_cores = 0; // cores its pipeline workers may use per node (service: its share)
+  double step = 0, input = 0, host_compute = 0, h2d = 0, device_compute = 0, collective = 0;
+  double own() const { return step - collective; } // the step without its exposed all-reduce wait
+};
+
 struct RunMetrics {
   std::string scenario;
   long steps_simulated = 0; // per accelerator; fewer than steps_requested after a fast-forward
@@ -89,6 +104,18 @@ struct RunMetrics {
   int simulated_nodes = 0; // trainer nodes simulated in detail (replica folding: 2 of many)
   int workers_per_node = 0;
   double worker_cores = 0; // cores the pipeline workers of one trainer node may use (service: its share)
+  // Per trainer group, in file order; the pacing group is the one with the longest own time.
+  std::vector<NodeGroupFigure> node_groups;
+  size_t pacing_group = 0;
+
+  // The stall that paces the job: the input share of the pacing group's step with several trainer
+  // groups (the job's mean would dilute one slow node's stall over all ranks), else breakdown.input.
+  double pacing_stall() const {
+    if (node_groups.size() < 2)
+      return breakdown.input;
+    const NodeGroupFigure& g = node_groups[pacing_group];
+    return g.step > 0 ? g.input / g.step : 0.0;
+  }
 
   // Cost of one step, one epoch and one million samples at cost_per_hour (0 when nothing ran).
   double cost_per_step() const { return cost_per_hour / 3600.0 * step_mean; }

@@ -83,6 +83,26 @@ nlohmann::ordered_json metrics_to_json(const RunMetrics& m) {
                {"per_million_samples_usd", m.cost_per_million()}};
   j["dataset_samples"] = m.dataset_samples;
   j["samples_consumed"] = m.samples_consumed;
+  if (m.node_groups.size() > 1) { // a job of several trainer groups: where each group's step goes
+    json groups = json::array();
+    for (size_t g = 0; g < m.node_groups.size(); ++g) {
+      const NodeGroupFigure& f = m.node_groups[g];
+      groups.push_back({{"name", f.name},
+                        {"nodes", f.nodes},
+                        {"pipeline_workers_per_node", f.workers_per_node},
+                        {"pipeline_worker_cores", f.worker_cores},
+                        {"paces_job", g == m.pacing_group},
+                        {"s_per_step",
+                         {{"step", f.step},
+                          {"own", f.own()},
+                          {"input_wait", f.input},
+                          {"host_compute", f.host_compute},
+                          {"h2d", f.h2d},
+                          {"device_compute", f.device_compute},
+                          {"collective_wait", f.collective}}}});
+    }
+    j["node_groups"] = groups;
+  }
   return j;
 }
 
@@ -155,6 +175,17 @@ RunMetrics metrics_from_json(const nlohmann::ordered_json& j) {
     m.cost_per_hour = number(j.at("cost").at("per_hour_usd"));
     m.dataset_samples = number(j.at("dataset_samples"));
     m.samples_consumed = number(j.at("samples_consumed"));
+    if (j.contains("node_groups"))
+      for (const auto& g : j.at("node_groups")) {
+        const auto& t = g.at("s_per_step");
+        if (g.at("paces_job").get<bool>())
+          m.pacing_group = m.node_groups.size();
+        m.node_groups.push_back({g.at("name").get<std::string>(), g.at("nodes").get<int>(),
+                                 g.at("pipeline_workers_per_node").get<int>(), number(g.at("pipeline_worker_cores")),
+                                 number(t.at("step")),
+                                 number(t.at("input_wait")), number(t.at("host_compute")), number(t.at("h2d")),
+                                 number(t.at("device_compute")), number(t.at("collective_wait"))});
+      }
     return m;
   } catch (const nlohmann::json::exception& e) {
     throw InternalError(std::string("a run report without the expected figures: ") + e.what());
