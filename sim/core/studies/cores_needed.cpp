@@ -13,10 +13,15 @@ namespace mlsim {
 PipelineCores pipeline_cores(const Scenario& sc) {
   PipelineCores p;
   p.service = sc.pipeline.placement == PipelinePlacement::service;
+  // Trainer nodes: the group with the fewest cores per node (the first of equals), the one whose cores
+  // limit a job of several trainer groups.
+  bool found = false;
   for (size_t i = 0; i < sc.nodes.size(); ++i)
     if (p.service ? sc.nodes[i].name == sc.pipeline.service_node
-                  : (sc.nodes[i].role == NodeRole::trainer && sc.nodes[i].accelerator_count > 0))
+                  : sc.nodes[i].trains() && (!found || sc.nodes[i].cpu.cores < sc.nodes[p.group].cpu.cores)) {
       p.group = i;
+      found = true;
+    }
   const NodeSpec& node = sc.nodes[p.group];
   p.key = "hardware.nodes." + std::to_string(p.group) + (p.service ? ".count" : ".cpu.cores");
   p.current = p.service ? node.count : node.cpu.cores;
@@ -74,12 +79,12 @@ CoresNeeded find_cores_needed(const std::string& file, const std::vector<std::st
     return it->second;
   };
   auto metrics = [&](int v) -> const RunMetrics& { return metrics_at(v, now); };
-  auto passes = [&](int v) { return metrics(v).breakdown.input < kStallTarget; };
+  auto passes = [&](int v) { return metrics(v).pacing_stall() < kStallTarget; };
   auto answer = [&](int v) {
     r.found = true;
     r.per_node = v;
     r.per_accelerator = per_accelerator(v);
-    r.stall_at_answer = metrics(v).breakdown.input;
+    r.stall_at_answer = metrics(v).pacing_stall();
     if (now.workers_follow)
       r.with.emplace_back("pipeline.workers", sc.pipeline.framework == Framework::pytorch ? "cores / accelerators" : "cores");
     if (now.prefetch >= 0)
@@ -96,7 +101,7 @@ CoresNeeded find_cores_needed(const std::string& file, const std::vector<std::st
   // Cores alone do not do it: what binds at the most cores, and the settings that lift it.
   r.limiter = find_limiter(sc, metrics(top), kStallTarget);
   r.note = fmt::format("cores alone do not remove the stall: with {} ({:g} per accelerator) it is still {:.1f} %; {}",
-                       top, per_accelerator(top), 100.0 * metrics(top).breakdown.input, r.limiter->text);
+                       top, per_accelerator(top), 100.0 * metrics(top).pacing_stall(), r.limiter->text);
   if (pc.service || (r.limiter->kind != "workers" && r.limiter->kind != "prefetch"))
     return r;
   // Workers follow the cores only where they are fewer than the cores; a `prefetch` limiter is tried
@@ -112,7 +117,7 @@ CoresNeeded find_cores_needed(const std::string& file, const std::vector<std::st
       auto passes_with = [&](int p) {
         Settings s = now;
         s.prefetch = p;
-        return metrics_at(top, s).breakdown.input < kStallTarget;
+        return metrics_at(top, s).pacing_stall() < kStallTarget;
       };
       now.prefetch = -1;
       if (passes(top))
@@ -130,7 +135,7 @@ CoresNeeded find_cores_needed(const std::string& file, const std::vector<std::st
   r.note += fmt::format("; with {}{}: still {:.1f} %, {}", now.workers_follow ? "workers = cores" : "",
                         now.prefetch >= 0 ? fmt::format("{}prefetch {}", now.workers_follow ? ", " : "", now.prefetch)
                                           : "",
-                        100.0 * metrics(top).breakdown.input, after.text);
+                        100.0 * metrics(top).pacing_stall(), after.text);
   r.limiter = after;
   return r;
 }

@@ -5,7 +5,8 @@
 //
 // The stall does not increase with cores, workers or prefetch depth (a
 // property the tests check), so each search is a bisection. Phase 1 varies the
-// cores of the node group that runs the pipeline (the trainer node, or the
+// cores of the node group that runs the pipeline (the trainer group with the
+// fewest cores per node, or the
 // data-service node group, whose node count is varied instead), the rest as
 // written. When even `max_factor` times the cores leave a stall, the run at
 // that point names its limiter (limiter.hpp) and phase 2 changes what it

@@ -17,6 +17,7 @@ std::string rate(double bytes_per_s) {
 struct CpuSide {
   double per_sample = 0;       // sum of the stages' x_i
   const StageFigure* costliest = nullptr;
+  double workers = 0, cores = 0; // W and c of a node (of the pacing trainer group when several differ)
   double parallel = 0;         // min(W, c)
   bool workers_bound = false;  // W < c
   double period = 0;           // P for one step's samples
@@ -30,8 +31,15 @@ CpuSide cpu_side(const Scenario& sc, const RunMetrics& m) {
       if (!c.costliest || s.cost_per_sample > c.costliest->cost_per_sample)
         c.costliest = &s;
     }
-  c.workers_bound = m.workers_per_node < m.worker_cores;
-  c.parallel = std::min<double>(m.workers_per_node, m.worker_cores);
+  // The pacing trainer group's workers and cores when several differ (its CPU paces the job).
+  c.workers = m.workers_per_node;
+  c.cores = m.worker_cores;
+  if (m.node_groups.size() > 1) {
+    c.workers = m.node_groups[m.pacing_group].workers_per_node;
+    c.cores = m.node_groups[m.pacing_group].worker_cores;
+  }
+  c.workers_bound = c.workers < c.cores;
+  c.parallel = std::min(c.workers, c.cores);
   const double samples = static_cast<double>(sc.pipeline.batch_size) * sc.trainer_node().accelerator_count;
   c.period = c.parallel > 0 ? c.per_sample * samples / c.parallel : 0;
   return c;
@@ -40,7 +48,7 @@ CpuSide cpu_side(const Scenario& sc, const RunMetrics& m) {
 } // namespace
 
 Limiter find_limiter(const Scenario& sc, const RunMetrics& m, double stall_target) {
-  const double stall = m.breakdown.input;
+  const double stall = m.pacing_stall();
   const double t_dev = m.step_mean * (1.0 - stall);
   const long samples = static_cast<long>(sc.pipeline.batch_size) * sc.trainer_node().accelerator_count;
   const CpuSide cpu = cpu_side(sc, m);
@@ -60,8 +68,8 @@ Limiter find_limiter(const Scenario& sc, const RunMetrics& m, double stall_targe
                              ? fmt::format("the CPU stages ({} the costliest at {}/sample)", cpu.costliest->name,
                                            ms(cpu.costliest->cost_per_sample))
                              : "stage " + cpu.costliest->name;
-    std::string by = cpu.workers_bound ? fmt::format("{} workers (of {:g} cores)", m.workers_per_node, m.worker_cores)
-                                       : fmt::format("{:g} cores", m.worker_cores);
+    std::string by = cpu.workers_bound ? fmt::format("{:g} workers (of {:g} cores)", cpu.workers, cpu.cores)
+                                       : fmt::format("{:g} cores", cpu.cores);
     consider({cpu.workers_bound ? "workers" : "stage", cpu.workers_bound ? "pipeline.workers" : cpu.costliest->name,
               m.pipeline_cpu_utilization,
               fmt::format("the step is bound by {}: {}/sample x {} samples / {} = {} per step > {} of device work "
@@ -99,7 +107,7 @@ Limiter find_limiter(const Scenario& sc, const RunMetrics& m, double stall_targe
                       "early enough, the {} and {} workers limit it, not cores{}{}",
                       pct(m.pipeline_cpu_utilization), ms(cpu.per_sample), samples, cpu.parallel, ms(cpu.period),
                       ms(t_dev), m.slowest_link.name.empty() ? "-" : m.slowest_link.name,
-                      pct(m.slowest_link.utilization), pct(stall), depth, m.workers_per_node, build, ahead)};
+                      pct(m.slowest_link.utilization), pct(stall), depth, cpu.workers, build, ahead)};
 }
 
 } // namespace mlsim

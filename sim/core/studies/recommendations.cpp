@@ -34,11 +34,19 @@ size_t node_index(const Scenario& s, const std::string& name) {
 
 void input_candidates(const Scenario& s, const ConfigNode& root, std::vector<Candidate>& out) {
   const PipelineSpec& p = s.pipeline;
-  // The CPUs that run the pipeline: the trainer nodes', or the data service's.
-  size_t cpu_node = node_index(s, p.placement == PipelinePlacement::service ? p.service_node : s.trainer_node().name);
-  int cores = s.nodes[cpu_node].cpu.cores;
-  out.push_back({fmt::format("+{} cores per node ({} -> {})", cores, cores, 2 * cores),
-                 {fmt::format("hardware.nodes.{}.cpu.cores={}", cpu_node, 2 * cores)}});
+  // The CPUs that run the pipeline: the data service's, or every trainer group's (each doubled).
+  std::vector<const NodeSpec*> cpu_nodes = s.trainer_groups();
+  if (p.placement == PipelinePlacement::service)
+    cpu_nodes = {&s.nodes[node_index(s, p.service_node)]};
+  Candidate more_cores;
+  for (const NodeSpec* n : cpu_nodes) {
+    int cores = n->cpu.cores;
+    more_cores.change += fmt::format("{}+{} cores per node ({} -> {})", more_cores.change.empty() ? "" : ", ", cores,
+                                     cores, 2 * cores) +
+                         (cpu_nodes.size() > 1 ? " on '" + n->name + "'" : "");
+    more_cores.overrides.push_back(fmt::format("hardware.nodes.{}.cpu.cores={}", node_index(s, n->name), 2 * cores));
+  }
+  out.push_back(more_cores);
   if (p.workers > 0)
     out.push_back({fmt::format("pipeline workers {} -> {}", p.workers, 2 * p.workers),
                    {fmt::format("pipeline.workers={}", 2 * p.workers)}});
@@ -98,17 +106,22 @@ void input_candidates(const Scenario& s, const ConfigNode& root, std::vector<Can
 
   const DatasetSpec& d = s.dataset;
   double dataset_bytes = static_cast<double>(d.samples) * d.sample_size.mean().value();
-  double cache = s.trainer_node().ram.page_cache_capacity().value();
+  double cache = 1e300; // every trainer node caches its copy
+  for (const NodeSpec* t : s.trainer_groups())
+    cache = std::min(cache, t->ram.page_cache_capacity().value());
   if (d.location != DataLocation::ram && dataset_bytes <= cache)
     out.push_back({fmt::format("dataset cached in RAM ({} fits the page cache)", format_bytes(Bytes(dataset_bytes))),
                    {"dataset.location=ram"}});
   if (d.location == DataLocation::local) {
-    size_t t = node_index(s, s.trainer_node().name);
-    const auto& disks = s.trainer_node().disks;
-    for (size_t k = 0; k < disks.size(); ++k)
-      if (disks[k].name == d.disk && disks[k].kind != DiskKind::nvme)
-        out.push_back({fmt::format("faster storage: disk '{}' {} -> nvme", d.disk, to_string(disks[k].kind)),
-                       {fmt::format("hardware.nodes.{}.disks.{}={{name: {}, preset: nvme}}", t, k, d.disk)}});
+    for (const NodeSpec* g : s.trainer_groups()) { // each trainer group's disk, a candidate of its own
+      size_t t = node_index(s, g->name);
+      const auto& disks = g->disks;
+      for (size_t k = 0; k < disks.size(); ++k)
+        if (disks[k].name == d.disk && disks[k].kind != DiskKind::nvme)
+          out.push_back({fmt::format("faster storage: disk '{}' {} -> nvme", d.disk, to_string(disks[k].kind)) +
+                             (s.trainer_groups().size() > 1 ? " on '" + g->name + "'" : ""),
+                         {fmt::format("hardware.nodes.{}.disks.{}={{name: {}, preset: nvme}}", t, k, d.disk)}});
+    }
   } else if (d.location == DataLocation::remote) {
     out.push_back({fmt::format("storage bandwidth x2 ({} -> {})", format_rate(s.storage.bandwidth),
                                format_rate(s.storage.bandwidth * 2.0)),
@@ -186,7 +199,7 @@ std::vector<Recommendation> simulate_recommendations(const std::string& file, co
   if (!overrides.empty())
     root = ConfigNode::with_overrides(root, overrides);
   std::vector<Candidate> cands;
-  if (base.breakdown.input >= 0.02)
+  if (base.pacing_stall() >= 0.02)
     input_candidates(scenario, root, cands);
   if (base.breakdown.device_compute >= 0.2)
     device_candidates(scenario, root, cands);
