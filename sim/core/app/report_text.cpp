@@ -11,6 +11,7 @@ namespace mlsim {
 namespace {
 std::string pct(double f) { return fmt::format("{:.1f} %", 100.0 * f); }
 std::string ms(double s) { return format_seconds(Seconds(s)); }
+
 // The group that paces a synchronous job, and what the others wait for it in the all-reduce.
 template <class Line> void straggler_lines(const RunMetrics& m, Line&& line) {
   const NodeGroupFigure& slow = m.node_groups[m.pacing_group];
@@ -22,13 +23,14 @@ template <class Line> void straggler_lines(const RunMetrics& m, Line&& line) {
     line("  No node group paces the job: their own steps (without the all-reduce wait) agree within 0.1 %");
   else
     line(fmt::format("  Slowest node group '{}' ({} node{}) paces the job: its own step {} (input wait {}) vs {} "
-                   "for '{}', +{}; the faster nodes wait {} per step in the all-reduce",
-                   slow.name, slow.nodes, slow.nodes == 1 ? "" : "s", ms(slow.own()), ms(slow.input), ms(fastest->own()),
-                   fastest->name, pct(fastest->own() > 0 ? slow.own() / fastest->own() - 1.0 : 0.0),
-                   ms(fastest->collective - slow.collective)));
+                     "for '{}', +{}; the faster nodes wait {} per step in the all-reduce",
+                     slow.name, slow.nodes, slow.nodes == 1 ? "" : "s", ms(slow.own()), ms(slow.input),
+                     ms(fastest->own()), fastest->name,
+                     pct(fastest->own() > 0 ? slow.own() / fastest->own() - 1.0 : 0.0),
+                     ms(fastest->collective - slow.collective)));
   for (const auto& g : m.node_groups)
-    line(fmt::format("    {:<20} {:>5} node{:<1}  step {}  input wait {}  device {}  all-reduce wait {}", g.name, g.nodes,
-                     g.nodes == 1 ? "" : "s", ms(g.step), ms(g.input), ms(g.device_compute), ms(g.collective)));
+    line(fmt::format("    {:<20} {:>5} node{:<1}  step {}  input wait {}  device {}  all-reduce wait {}", g.name,
+                     g.nodes, g.nodes == 1 ? "" : "s", ms(g.step), ms(g.input), ms(g.device_compute), ms(g.collective)));
 }
 
 } // namespace

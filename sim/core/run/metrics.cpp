@@ -44,8 +44,8 @@ double read_bytes_per_s(const Scenario& sc, const NodeSpec& t, bool from_ram) {
   if (from_ram)
     return t.ram.bandwidth.value();
   if (sc.dataset.location == DataLocation::remote)
-    return std::min({sc.storage.bandwidth.value() / trainer_nodes, sc.storage.random_read_iops / trainer_nodes * mean_size,
-                     t.nic.bandwidth.value()});
+    return std::min({sc.storage.bandwidth.value() / trainer_nodes,
+                     sc.storage.random_read_iops / trainer_nodes * mean_size, t.nic.bandwidth.value()});
   for (const auto& d : t.disks)
     if (d.name == sc.dataset.disk)
       return d.throughput_for_files(Bytes(mean_size)).value();
@@ -62,7 +62,8 @@ void stage_figures(const Scenario& sc, const SimulationOutput& out, RunMetrics& 
   double concurrency = 1e300;
   for (size_t g = 0; g < groups.size(); ++g) {
     auto [c, v] = worker_cores(sc, *groups[g]);
-    concurrency = std::min(concurrency, std::min(static_cast<double>(out.groups[g].workers_per_node), c * service_share) * v);
+    const double workers = out.groups[g].workers_per_node;
+    concurrency = std::min(concurrency, std::min(workers, c * service_share) * v);
   }
   double total_core_seconds = 0;
   for (const auto& st : sc.pipeline.stages)
