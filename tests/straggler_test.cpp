@@ -182,3 +182,27 @@ TEST(Straggler, TextReportNamesTheSlowestGroup) {
   EXPECT_NE(r.output.find("no replica folding: the trainer nodes differ"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("Slowest node group 'slow' (1 node) paces the job"), std::string::npos) << r.output;
 }
+
+// A slower accelerator: each group's step is planned on its own device. The mixed job steps at the
+// V100 node's pace (the step of an all-V100 job), and the A100 nodes wait the difference between the
+// two homogeneous jobs' steps in the all-reduce.
+TEST(Straggler, SlowerAcceleratorPacesTheJob) {
+  auto on = [](const std::string& nodes) {
+    std::string yaml = straggler_job(nodes);
+    yaml.replace(yaml.find("model: {"), std::string::npos,
+                 "model: {name: toy, forward_flops_per_sample: 20 GFLOP, parameters: 1000, dtype: fp32}\n"
+                 "run: {steps: 60, warmup_steps: 20, seed: 3}\n");
+    return fixtures::run(yaml);
+  };
+  auto v100 = [](std::string n) { return n.replace(n.find("a100-sxm4-40gb"), 14, "v100-sxm2-16gb"); };
+  const double a100_step = on(node("fast", 4, 8))["step_time_s"]["mean"].get<double>();
+  const double v100_step = on(v100(node("slow", 4, 8)))["step_time_s"]["mean"].get<double>();
+  ASSERT_GT(v100_step, 1.05 * a100_step);
+  auto j = on(node("fast", 3, 8) + v100(node("slow", 1, 8)));
+  EXPECT_NEAR(j["step_time_s"]["mean"].get<double>(), v100_step, 0.005 * v100_step);
+  EXPECT_TRUE(group(j, "slow")["paces_job"].get<bool>());
+  EXPECT_NEAR(at(group(j, "fast"), "collective_wait"), v100_step - a100_step, 0.01 * (v100_step - a100_step));
+  // Each device computes as long as in its homogeneous job (whose step is its device time).
+  EXPECT_NEAR(at(group(j, "fast"), "device_compute"), a100_step, 0.01 * a100_step);
+  EXPECT_NEAR(at(group(j, "slow"), "device_compute"), v100_step, 0.01 * v100_step);
+}
