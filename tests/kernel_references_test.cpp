@@ -49,7 +49,8 @@ TEST(KernelReferences, V100GemmRatesOfThreePaths) {
   EXPECT_NEAR(tensor, 83e12, 0.04 * 83e12);
   EXPECT_NEAR(tensor / rate(s, s, s, DType::fp32, "v100-sxm2-16gb"), 7.0, 0.07 * 7.0);
   Op half = gemm_op(s, s, s - 4, DType::fp16); // k not a multiple of 8: off the tensor cores
-  double cuda_core_half = half.flops.value() / cost_device_op(half, accelerator_preset("v100-sxm2-16gb")).duration.value();
+  AcceleratorSpec v100 = accelerator_preset("v100-sxm2-16gb");
+  double cuda_core_half = half.flops.value() / cost_device_op(half, v100).duration.value();
   EXPECT_NEAR(tensor / cuda_core_half, 3.0, 0.07 * 3.0);
 }
 

@@ -62,5 +62,6 @@ TEST(PublishedResNet50, NchwCostsNothingOffTheTensorCores) {
 
 // The same chip with more memory runs the same step: V100 16 GB and 32 GB differ only in capacity.
 TEST(PublishedResNet50, V100MemorySizeDoesNotChangeTheStep) {
-  EXPECT_DOUBLE_EQ(images_per_s("mixed_fp16", "v100-sxm2-16gb", 256), images_per_s("mixed_fp16", "v100-sxm2-32gb", 256));
+  EXPECT_DOUBLE_EQ(images_per_s("mixed_fp16", "v100-sxm2-16gb", 256),
+                   images_per_s("mixed_fp16", "v100-sxm2-32gb", 256));
 }
