@@ -5,6 +5,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 namespace sg4 = simgrid::s4u;
@@ -67,7 +68,7 @@ void DiskServer::serve() {
     wake_due(std::max(clock, reached));
     sleeping_ = true;
     bool timed_out = false;
-    const double next = next_ < 0 ? kNever : reads_[static_cast<size_t>(next_)].due;
+    const double next = due_.empty() ? kNever : due_.front().at;
     if (next == kNever)
       wake_->acquire();
     else
@@ -85,44 +86,31 @@ void DiskServer::plan() {
   bytes_forecast_.assign(reads_.size(), -1.0);
   accesses_.forecast([this](long i, double at) { accesses_forecast_[static_cast<size_t>(i)] = at; });
   bytes_.forecast([this](long i, double at) { bytes_forecast_[static_cast<size_t>(i)] = at; });
-  for (size_t i = 0; i < reads_.size(); ++i) {
-    Read& r = reads_[i];
-    const double accesses_end = r.accesses_end >= 0 ? r.accesses_end : accesses_forecast_[i];
-    const double bytes_end = r.bytes_end >= 0 ? r.bytes_end : bytes_forecast_[i];
-    r.due = std::max(accesses_end, bytes_end) + r.delay;
-  }
-}
-
-void DiskServer::wake_due(double now) {
-  woken_.clear();
-  next_ = -1;
-  double last = -kNever;
+  due_.clear();
   for (size_t i = 0; i < reads_.size(); ++i) {
     const Read& r = reads_[i];
     if (!r.done)
       continue;
-    if (due_by(r.due, now)) {
-      woken_.push_back(static_cast<long>(i));
-      last = std::max(last, r.due);
-    } else if (next_ < 0 || r.due < reads_[static_cast<size_t>(next_)].due ||
-               (r.due == reads_[static_cast<size_t>(next_)].due && r.order < reads_[static_cast<size_t>(next_)].order))
-      next_ = static_cast<long>(i);
+    const double accesses_end = r.accesses_end >= 0 ? r.accesses_end : accesses_forecast_[i];
+    const double bytes_end = r.bytes_end >= 0 ? r.bytes_end : bytes_forecast_[i];
+    due_.push_back({std::max(accesses_end, bytes_end) + r.delay, r.order, static_cast<long>(i)});
   }
-  if (woken_.empty())
-    return;
-  // The resources let the parts of these reads go (they ended by then: a read is done after both
-  // parts), so that their slots are free to reuse.
-  accesses_.advance(last, [this](long i, double at) { end_accesses(i, at); });
-  bytes_.advance(last, [this](long i, double at) { end_bytes(i, at); });
-  std::sort(woken_.begin(), woken_.end(), [this](long a, long b) {
-    const Read &x = reads_[static_cast<size_t>(a)], &y = reads_[static_cast<size_t>(b)];
-    return x.due != y.due ? x.due < y.due : x.order < y.order; // in the order they were done
-  });
-  for (long id : woken_) {
-    Read& r = reads_[static_cast<size_t>(id)];
+  std::make_heap(due_.begin(), due_.end(), std::greater<>());
+}
+
+void DiskServer::wake_due(double now) {
+  while (!due_.empty() && due_by(due_.front().at, now)) {
+    std::pop_heap(due_.begin(), due_.end(), std::greater<>()); // the earliest, ties in arrival order
+    const Due d = due_.back();
+    due_.pop_back();
+    // The resources let the read's parts go (they ended by then: a read is done after both parts),
+    // so that its slot is free to reuse.
+    accesses_.advance(d.at, [this](long i, double at) { end_accesses(i, at); });
+    bytes_.advance(d.at, [this](long i, double at) { end_bytes(i, at); });
+    Read& r = reads_[static_cast<size_t>(d.id)];
     r.done->release();
     r.done = nullptr;
-    free_ids_.push_back(id);
+    free_ids_.push_back(d.id);
   }
 }
 

@@ -37,13 +37,12 @@ private:
     double accesses_end = -1.0; // < 0: still in the operations resource
     double bytes_end = -1.0;    // < 0: still in the bandwidth resource
     double delay = 0.0;
-    double due = 0.0;                // when it is done if no other read arrives (from the last plan)
     long order = 0;                  // arrival number: reads done at the same instant wake in this order
     simgrid::s4u::SemaphorePtr done; // null: the slot is free
   };
   void serve();                  // the server's loop
   void plan();                   // after arrivals: when each read in flight is done if no other arrives
-  void wake_due(double now);     // wakes the reads done by `now`, in the order they were done; finds next_
+  void wake_due(double now);     // wakes the reads done by `now`, in the order they were done
   void end_accesses(long id, double at) { reads_[static_cast<size_t>(id)].accesses_end = at; }
   void end_bytes(long id, double at) { reads_[static_cast<size_t>(id)].bytes_end = at; }
 
@@ -54,8 +53,12 @@ private:
   std::vector<long> free_ids_;
   long arrivals_ = 0;
   std::vector<double> accesses_forecast_, bytes_forecast_; // by id: plan's scratch
-  std::vector<long> woken_;                                 // wake_due's scratch
-  long next_ = -1;       // the read in flight that is done first (-1: none)
+  struct Due {
+    double at;
+    long order, id;
+    bool operator>(const Due& o) const { return at != o.at ? at > o.at : order > o.order; }
+  };
+  std::vector<Due> due_; // the reads in flight by when they are done (a min-heap), from the last plan
   bool replan_ = false;  // a read arrived since the last plan
   simgrid::s4u::SemaphorePtr wake_; // released by an arrival while the server sleeps
   bool sleeping_ = false;

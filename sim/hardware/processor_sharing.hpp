@@ -14,8 +14,10 @@
 // Ignores: weights (every share is equal), a cap on one request's rate.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
-#include <map>
+#include <utility>
+#include <vector>
 
 namespace mlsim {
 
@@ -31,7 +33,12 @@ public:
       served_ += (now - now_) * capacity_ / static_cast<double>(ends_.size());
     if (now > now_)
       now_ = now;
-    ends_.emplace(served_ + amount, id); // after its equals: ties end in the order they came
+    // Kept latest end first, so that the next to end is at the back; a new request goes in front of its
+    // equals: ties end in the order they came.
+    const double finish = served_ + amount;
+    const auto at = std::lower_bound(ends_.begin(), ends_.end(), finish,
+                                     [](const std::pair<double, long>& e, double f) { return e.first > f; });
+    ends_.insert(at, {finish, id});
   }
 
   // Lets the requests that end by `now` leave, calling done(id, end_time) for each, earliest first.
@@ -39,14 +46,13 @@ public:
   // the last add() are the ones this reaches, to the bit.
   template <class Done> void advance(double now, Done&& done) {
     while (!ends_.empty()) {
-      const auto head = ends_.begin();
-      const double end = next_end(now_, served_, ends_.size(), head->first);
+      const auto [finish, id] = ends_.back();
+      const double end = next_end(now_, served_, ends_.size(), finish);
       if (end > now)
         break;
       now_ = end;
-      served_ = head->first;
-      const long id = head->second;
-      ends_.erase(head);
+      served_ = finish;
+      ends_.pop_back();
       done(id, end);
     }
     if (ends_.empty())
@@ -58,7 +64,8 @@ public:
   template <class End> void forecast(End&& end) const {
     double t = now_, served = served_;
     size_t n = ends_.size();
-    for (const auto& [finish, id] : ends_) {
+    for (auto it = ends_.rbegin(); it != ends_.rend(); ++it) {
+      const auto [finish, id] = *it;
       t = next_end(t, served, n--, finish);
       served = finish;
       end(id, t);
@@ -76,7 +83,7 @@ private:
   double capacity_;
   double now_ = 0.0;    // time of the state below
   double served_ = 0.0; // V at now_
-  std::multimap<double, long> ends_; // V at which each request ends -> its id
+  std::vector<std::pair<double, long>> ends_; // (V at which a request ends, its id), latest first
 };
 
 } // namespace mlsim
