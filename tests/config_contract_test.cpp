@@ -235,3 +235,18 @@ TEST(ConfigContract, OversizedFileIsRejectedBeforeReading) {
                      "the limit of 64 MiB");
   ::unlink(big.c_str());
 }
+
+// A very long bad value is shown by its start and its length, cut between UTF-8 characters.
+TEST(ConfigContract, LongBadValueIsShownByItsStartAndLength) {
+  std::string value;
+  for (int i = 0; i < 100; ++i)
+    value += "\xc3\xa9"; // 'é', two bytes each: the cut at 60 bytes falls between two characters
+  std::string m = error_of(replaced(fixtures::base_scenario(), "batch_size: 32", "batch_size: " + value));
+  EXPECT_NE(m.find("got '" + value.substr(0, 60) + "...' (200 bytes)"), std::string::npos) << m;
+  std::string odd = "x" + value; // now byte 60 continues a character: the cut moves back to byte 59
+  m = error_of(replaced(fixtures::base_scenario(), "batch_size: 32", "batch_size: " + odd));
+  EXPECT_NE(m.find("got '" + odd.substr(0, 59) + "...' (201 bytes)"), std::string::npos) << m;
+  // A value of ordinary length is quoted whole.
+  m = error_of(replaced(fixtures::base_scenario(), "batch_size: 32", "batch_size: thirty-two"));
+  EXPECT_NE(m.find("got 'thirty-two'"), std::string::npos) << m;
+}

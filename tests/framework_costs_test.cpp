@@ -48,6 +48,32 @@ TEST(FrameworkCosts, ReceiveInTheTrainingProcessAddsToStepAndStall) {
   }
 }
 
+TEST(FrameworkCosts, ReceiveLatencyDelaysTheStepWithoutCpu) {
+  // L = 3 ms of waiting inside next(): step = L + D and the input wait grows by L, as a CPU cost would, but the
+  // training process's CPU (receive core-seconds) stays what the CPU costs make it.
+  auto base = fixtures::run(scenario(0.01, "38 ms", ", receive_per_batch: 1 ms"), {"pipeline.pin_memory=false"});
+  auto j = fixtures::run(scenario(0.01, "38 ms", ", receive_per_batch: 1 ms, receive_latency: 3 ms"),
+                         {"pipeline.pin_memory=false"});
+  EXPECT_NEAR(step(j) - step(base), 0.003, 0.02 * 0.003);
+  EXPECT_NEAR(part(j, "input") - part(base, "input"), 0.003, 0.02 * 0.003);
+  // No CPU: on 4 cores busy with 4 input-bound workers (B = 32 x 4 ms a batch, a step every B / 4 = 32 ms),
+  // a receive CPU cost of 8 ms a batch takes its share of the cores, (B + 8) / B = 1.0625x; the same 8 ms as
+  // latency overlaps the workers' work (8 + D = 18 ms < 32 ms) and changes nothing.
+  // (prefetch 8: two batches in flight per worker, so that the prefetch depth does not bind; the fixture's
+  // scheduling puts the CPU case a little above its closed form, hence one-sided bounds.)
+  const std::vector<std::string> four_cores = {"hardware.nodes.0.cpu.cores=4", "pipeline.prefetch=8",
+                                               "pipeline.pin_memory=false"};
+  auto bound = fixtures::run(scenario(4.0, "10 ms", ""), four_cores);
+  auto cpu = fixtures::run(scenario(4.0, "10 ms", ", receive_per_batch: 8 ms"), four_cores);
+  auto waiting = fixtures::run(scenario(4.0, "10 ms", ", receive_latency: 8 ms"), four_cores);
+  EXPECT_GT(step(cpu) / step(bound), (0.128 + 0.008) / 0.128 - 0.01);
+  EXPECT_LT(step(waiting) / step(bound), 1.02);
+  // With the pin-memory thread receiving one batch ahead, the latency hides behind the step too.
+  auto pinned = fixtures::run(scenario(0.01, "38 ms", ", receive_latency: 3 ms"),
+                              {"pipeline.pin_memory=true", "pipeline.copy=overlapped"});
+  EXPECT_NEAR(step(pinned), 0.038, 0.02 * 0.038);
+}
+
 TEST(FrameworkCosts, PinMemoryThreadHidesReceiveBehindTheStep) {
   // R + pin = 5 ms + 32 kB x 50 ns = 6.6 ms < D = 38 ms: hidden.
   auto j = fixtures::run(scenario(0.01, "38 ms", ", receive_per_batch: 5 ms, pin_per_byte: 50 ns"),

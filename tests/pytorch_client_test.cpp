@@ -76,6 +76,44 @@ TEST(PytorchClient, FitsRecoverSyntheticCosts) {
   EXPECT_LT(fl.r2, 1.0);
 }
 
+TEST(PytorchClient, InLoopCostsReplaceOrScaleTheIsolatedFits) {
+  // Isolated: decode 50 us + 5 ns/B + 4 ns/px, to_tensor 10 us + 3 ns/px. In the loop, decode costs 1.5x over
+  // three sizes (fitted directly: its coefficients come out 1.5x), to_tensor 2x at its one input size (scaled).
+  std::map<std::string, mlsim::validate::StageCost> costs;
+  costs["torch_decode"] = {50e-6, 5e-9, 4e-9};
+  costs["torch_decode"].regressor = "bytes+pixels";
+  costs["torch_to_tensor"] = {10e-6, 0.0, 3e-9};
+  costs["torch_to_tensor"].regressor = "pixels";
+  nlohmann::json in_loop = {{"torch_decode", nlohmann::json::array()}, {"torch_to_tensor", nlohmann::json::array()}};
+  for (double px : {19200.0, 187500.0, 786432.0})
+    for (double bpp : {0.1, 0.3})
+      in_loop["torch_decode"].push_back(
+          {{"bytes", bpp * px}, {"pixels", px}, {"cost_s", 1.5 * (50e-6 + 5e-9 * bpp * px + 4e-9 * px)}});
+  for (int i = 0; i < 5; ++i)
+    in_loop["torch_to_tensor"].push_back({{"bytes", 3 * 50176.0}, {"pixels", 50176.0}, {"cost_s", 2 * (10e-6 + 3e-9 * 50176)}});
+  // A flip with p = 0.5: 1 us unflipped, 39 us flipped; its isolated fit is the mean of the draws (20 us).
+  // Three flipped samples in five: the loop paid (3 x 39 + 2 x 1) / 5 = 23.8 us a sample, 1.19x.
+  costs["torch_random_horizontal_flip"] = {20e-6, 0.0, 0.0};
+  in_loop["torch_random_horizontal_flip"] = nlohmann::json::array();
+  for (double us : {39.0, 1.0, 39.0, 1.0, 39.0})
+    in_loop["torch_random_horizontal_flip"].push_back({{"bytes", 3 * 50176.0}, {"pixels", 50176.0}, {"cost_s", us * 1e-6}});
+  const InLoaderResult r = fit_in_loop(in_loop, costs);
+  EXPECT_NEAR(r.factor.at("torch_random_horizontal_flip"), 1.19, 1e-9);
+  EXPECT_NEAR(r.factor.at("torch_decode"), 1.5, 1e-9);
+  EXPECT_NEAR(r.factor.at("torch_to_tensor"), 2.0, 1e-9);
+  ASSERT_EQ(r.direct.count("torch_decode"), 1u);
+  EXPECT_EQ(r.direct.count("torch_to_tensor"), 0u); // one input size: nothing to fit a slope on
+  apply_in_loader(costs, r, "pytorch client, ");
+  EXPECT_NEAR(costs["torch_decode"].per_sample_s, 75e-6, 1e-10);
+  EXPECT_NEAR(costs["torch_decode"].per_byte_s, 7.5e-9, 1e-13);
+  EXPECT_NEAR(costs["torch_decode"].per_pixel_s, 6e-9, 1e-13);
+  EXPECT_EQ(costs["torch_decode"].context, "pytorch client, loader");
+  EXPECT_NEAR(costs["torch_to_tensor"].per_sample_s, 20e-6, 1e-12);
+  EXPECT_NEAR(costs["torch_to_tensor"].per_pixel_s, 6e-9, 1e-15);
+  EXPECT_EQ(costs["torch_to_tensor"].context, "pytorch client, isolated x in_loader_factor");
+  EXPECT_NEAR(costs["torch_to_tensor"].in_loader_factor, 2.0, 1e-9);
+}
+
 TEST(PytorchClient, TransformsFromAScenariosStages) {
   std::string yaml = mlsim::fixtures::base_scenario(1, 1.0, 1.0);
   yaml.insert(yaml.find("model:"), "    - {name: random_crop, output: {width: 160, height: 160}}\n"
@@ -149,6 +187,11 @@ TEST(PytorchClient, QuickEndToEndWhereTorchImports) {
   ASSERT_TRUE(p.framework_costs.has_value());
   EXPECT_GT(p.framework_costs->receive_per_batch_s + p.framework_costs->receive_per_byte_s, 0.0);
   EXPECT_GT(p.cpu.stage_costs.at("torch_decode").cost_s(1e5, 1.875e5), 0.0);
+  // Every transform was also timed inside the loader loop (sim/validate/pytorch_calibrate.hpp).
+  for (const char* name : {"torch_decode", "torch_random_resized_crop", "torch_to_tensor", "torch_normalize"}) {
+    EXPECT_GT(p.cpu.stage_costs.at(name).in_loader_factor, 0.0) << name;
+    EXPECT_EQ(p.cpu.stage_costs.at(name).context.rfind("pytorch client, ", 0), 0u) << name;
+  }
   auto v = run_mlsim("validate --client pytorch --quick --profile " + profile + " --json " + json);
   ASSERT_EQ(v.code, 0) << v.output;
   std::ifstream in(json);

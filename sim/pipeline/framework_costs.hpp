@@ -5,6 +5,13 @@
 //              cores, counted as input wait (as a profiler shows it). PyTorch:
 //              the main process takes each batch from the workers' result
 //              queue (shared-memory tensors, unpickling), also with no image work.
+//   receive_latency  wall time inside next() beyond its CPU, with the batch
+//              ready: a delay of the trainer, no CPU. PyTorch: the batch's
+//              shared-memory handle is a file descriptor the training process
+//              fetches from the worker's resource-sharer thread (a round trip
+//              between processes, each wake-up a scheduler latency); ~1-4 ms
+//              per batch on a 2-core x86 VM with torch 1.13, nearly independent
+//              of the batch's size.
 //   worker   = worker_per_batch + worker_per_byte x batch bytes
 //              in the worker that built the batch, after collation (PyTorch:
 //              default_collate into shared memory, pickling the handles).
@@ -24,7 +31,7 @@
 // (tf.data's equivalent is the iterator's host-side get_next and its copy to
 // the device, keras-generator's the GIL-bound enqueue of each batch: give them
 // as the same keys when measured).
-// worker_startup defaults to 0 for every framework (`calibrate --client pytorch` measures it).
+// receive_latency and worker_startup default to 0 for every framework (`calibrate --client pytorch` measures it).
 // Ignores: the drain at the end of an epoch (the last batches are built before
 // the next epoch's workers start, as with persistent workers), the GIL between the pin-memory thread and the training loop, the
 // variance of each cost.
@@ -52,6 +59,7 @@ struct FrameworkCosts {
   Seconds worker_per_byte{0.0};
   Seconds pin_per_byte{0.0};
   Seconds worker_startup{0.0};
+  Seconds receive_latency{0.0};
 
   Seconds receive(double batch_bytes) const { return receive_per_batch + receive_per_byte * batch_bytes; }
   Seconds worker(double batch_bytes) const { return worker_per_batch + worker_per_byte * batch_bytes; }

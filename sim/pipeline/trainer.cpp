@@ -48,11 +48,14 @@ void Trainer::copy_ahead() {
 void Trainer::receive(const Batch& b, uint32_t track, bool pin) {
   const FrameworkCosts& fc = s_.job->pipeline->framework_costs;
   double work = fc.receive(b.bytes).value() + (pin ? fc.pin(b.bytes).value() : 0.0);
-  if (work <= 0)
+  if (work <= 0 && fc.receive_latency.value() <= 0)
     return;
   auto* rec = s_.recorder;
   double t0 = sg4::Engine::get_clock();
-  s_.node->scheduler->run(Seconds(work)); // the training process's cores, not the device
+  if (work > 0)
+    s_.node->scheduler->run(Seconds(work)); // the training process's cores, not the device
+  if (fc.receive_latency.value() > 0)
+    sg4::this_actor::sleep_for(fc.receive_latency.value()); // the hand-off between processes: waiting, no CPU
   rec->span(track, rec->intern(pin ? "receive and pin batch" : "receive batch"), rec->intern("input"), t0,
             sg4::Engine::get_clock());
   rec->add(pipeline_counters::receive_core_seconds(), work);

@@ -151,21 +151,20 @@ InLoaderResult measure_in_loader(const std::vector<CalibImage>& images, const st
   return r;
 }
 
-void apply_in_loader(std::map<std::string, StageCost>& costs, const InLoaderResult& r) {
+void apply_in_loader(std::map<std::string, StageCost>& costs, const InLoaderResult& r, const std::string& client) {
   for (const auto& [name, fit] : r.direct) {
     StageCost c = fit;
-    c.context = "loader";
+    c.context = client + "loader";
     costs[name] = c;
   }
-  for (const char* name : {"flip", "normalize_fp32", "collate"}) {
+  for (const auto& [name, factor] : r.factor) {
     auto it = costs.find(name);
-    auto f = r.factor.find(name);
-    if (it == costs.end() || f == r.factor.end())
+    if (it == costs.end() || r.direct.count(name))
       continue;
     StageCost& c = it->second;
     for (double* v : {&c.per_sample_s, &c.per_byte_s, &c.per_pixel_s})
-      *v *= f->second;
-    c.context = "isolated x in_loader_factor";
+      *v *= factor;
+    c.context = client + "isolated x in_loader_factor";
   }
   for (auto& [name, c] : costs) {
     if (auto f = r.factor.find(name); f != r.factor.end())

@@ -60,8 +60,9 @@ struct InLoaderResult {
 InLoaderResult measure_in_loader(const std::vector<CalibImage>& images, const std::map<std::string, StageCost>& isolated,
                                  const InLoaderOptions& opt);
 
-// The costs to write: direct fits replace the isolated ones, flip/normalize_fp32/collate are scaled by
-// their factor; every loader stage gets its in_loader_factor and in-loader all-cores efficiency.
-void apply_in_loader(std::map<std::string, StageCost>& costs, const InLoaderResult& r);
+// The costs to write: direct fits replace the isolated ones, the other stages with a factor (flip,
+// normalize_fp32, collate) are scaled by it; every loader stage gets its in_loader_factor and in-loader
+// all-cores efficiency. `client` prefixes the contexts ("loader", "isolated x in_loader_factor").
+void apply_in_loader(std::map<std::string, StageCost>& costs, const InLoaderResult& r, const std::string& client = "");
 
 } // namespace mlsim::validate

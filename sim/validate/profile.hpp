@@ -128,7 +128,8 @@ struct FrameworkCostsProfile {
   double worker_per_batch_s = 0.0, worker_per_byte_s = 0.0;
   double pin_per_byte_s = 0.0;
   double worker_startup_s = 0.0;
-  FitQuality receive_fit, worker_fit, pin_fit, startup_fit;
+  double receive_latency_s = 0.0;
+  FitQuality receive_fit, worker_fit, pin_fit, startup_fit, latency_fit;
   std::string pin_note;     // why pin_per_byte was not measured (no CUDA), if it was not
   std::string versions;     // "torch 1.13.0, torchvision 0.14.1, PIL 9.4.0"
   std::string transforms;   // the transforms measured, "; "-separated

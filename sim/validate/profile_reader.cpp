@@ -110,6 +110,7 @@ Profile read_profile(const std::string& path) {
     f.worker_per_byte_s = get("worker_per_byte");
     f.pin_per_byte_s = get("pin_per_byte");
     f.worker_startup_s = get("worker_startup");
+    f.receive_latency_s = get("receive_latency");
     p.framework_costs = f;
   }
   if (ConfigNode cal = root.child("calibration"); cal.defined()) {

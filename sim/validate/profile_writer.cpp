@@ -80,6 +80,7 @@ void framework_costs(YAML::Emitter& y, const FrameworkCostsProfile& f) {
   y << YAML::Key << "worker_per_byte" << YAML::Value << seconds(f.worker_per_byte_s);
   y << YAML::Key << "pin_per_byte" << YAML::Value << seconds(f.pin_per_byte_s);
   y << YAML::Key << "worker_startup" << YAML::Value << seconds(f.worker_startup_s);
+  y << YAML::Key << "receive_latency" << YAML::Value << seconds(f.receive_latency_s);
   y << YAML::EndMap << YAML::EndMap;
 }
 void fit_quality(YAML::Emitter& y, const char* key, const FitQuality& q) {
@@ -98,6 +99,7 @@ void framework_fits(YAML::Emitter& y, const FrameworkCostsProfile& f) {
   fit_quality(y, "worker", f.worker_fit);
   fit_quality(y, "pin", f.pin_fit);
   fit_quality(y, "worker_startup", f.startup_fit);
+  fit_quality(y, "receive_latency", f.latency_fit);
   if (!f.pin_note.empty())
     y << YAML::Key << "pin_note" << YAML::Value << f.pin_note;
   y << YAML::EndMap << YAML::EndMap;

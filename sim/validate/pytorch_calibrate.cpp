@@ -2,6 +2,7 @@
 
 #include "sim/validate/calib_dataset.hpp"
 #include "sim/validate/client_process.hpp"
+#include "sim/validate/in_loader_bench.hpp"
 #include "sim/validate/stats.hpp"
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <set>
 #include <stdexcept>
 
@@ -82,6 +84,32 @@ CostFit fit_startup(const nlohmann::json& startup) {
 }
 } // namespace
 
+InLoaderResult fit_in_loop(const nlohmann::json& in_loop, const std::map<std::string, StageCost>& isolated) {
+  InLoaderResult r;
+  for (const auto& [name, points] : in_loop.items()) {
+    auto iso = isolated.find(name);
+    if (iso == isolated.end() || points.empty())
+      continue;
+    // The ratio of the sums, not a median of per-sample ratios: a random transform (a flip with p = 0.5)
+    // costs nothing on some samples and everything on the others, and its isolated fit is their mean.
+    double measured = 0.0, predicted = 0.0;
+    std::set<double> sizes;
+    for (const auto& pt : points) {
+      measured += pt.at("cost_s").get<double>();
+      predicted += iso->second.cost_s(pt.at("bytes"), pt.at("pixels"));
+      sizes.insert(pt.at("pixels").get<double>());
+    }
+    if (predicted > 0)
+      r.factor[name] = measured / predicted;
+    if (sizes.size() >= kDirectFitSizes) {
+      StageCost c = fit_transform({{"name", name}, {"regressor", iso->second.regressor}, {"points", points}});
+      c.spread = iso->second.spread;
+      r.direct[name] = c;
+    }
+  }
+  return r;
+}
+
 std::vector<std::string> transforms_from_stages(const PipelineSpec& pipeline, std::vector<std::string>* skipped) {
   std::vector<std::string> out;
   auto has = [](const std::string& name, const char* part) { return name.find(part) != std::string::npos; };
@@ -134,6 +162,15 @@ FrameworkCostsProfile fit_framework_costs(const nlohmann::json& raw) {
   } else {
     f.pin_note = raw.value("pin_skipped", std::string("not measured"));
   }
+  // The hand-off latency: the mean over the points (it hardly depends on the batch's size).
+  std::vector<double> latencies;
+  for (const auto& pt : raw.at("loader"))
+    latencies.push_back(pt.value("latency_s", 0.0));
+  f.receive_latency_s = latencies.empty() ? 0.0 : std::accumulate(latencies.begin(), latencies.end(), 0.0) / latencies.size();
+  f.latency_fit.points = static_cast<int>(latencies.size());
+  for (double l : latencies)
+    if (f.receive_latency_s > 0)
+      f.latency_fit.max_rel_residual = std::max(f.latency_fit.max_rel_residual, std::fabs(l - f.receive_latency_s) / f.receive_latency_s);
   const CostFit s = fit_startup(raw.at("startup"));
   f.worker_startup_s = s.fit.b[0];
   f.startup_fit = s.quality;
@@ -179,9 +216,23 @@ void add_pytorch_calibration(Profile& p, const PytorchCalibrateOptions& opt, std
                c.points);
   }
   f.transforms = names;
+  if (raw.contains("in_loop")) {
+    const InLoaderResult in_loop = fit_in_loop(raw.at("in_loop"), p.cpu.stage_costs);
+    apply_in_loader(p.cpu.stage_costs, in_loop, "pytorch client, ");
+    fmt::print(log, "    in the loader loop (the sweep's files one after another through the chain):\n");
+    for (const auto& [name, factor] : in_loop.factor) {
+      const StageCost& c = p.cpu.stage_costs.at(name);
+      fmt::print(log, "    {:<32} x{:<5.2f} {}  -> {:>8.3g}us {:>8.3g}ns {:>8.3g}ns {:>7.4f} {:>6}\n", name, factor,
+                 in_loop.direct.count(name) ? "fitted " : "scaled ", c.per_sample_s * 1e6, c.per_byte_s * 1e9,
+                 c.per_pixel_s * 1e9, c.r2, c.points);
+    }
+  }
   fmt::print(log, "    receive in next(): {:.3g} us/batch + {:.3g} ns/B (R^2 {:.3f}, max|res| {:.1f} %, {} points)\n",
              f.receive_per_batch_s * 1e6, f.receive_per_byte_s * 1e9, f.receive_fit.r2,
              100 * f.receive_fit.max_rel_residual, f.receive_fit.points);
+  fmt::print(log, "    receive latency:   {:.3g} ms/batch waiting inside next() with the batch ready (mean of {} points, "
+                  "largest deviation {:.0f} %)\n",
+             f.receive_latency_s * 1e3, f.latency_fit.points, 100 * f.latency_fit.max_rel_residual);
   fmt::print(log, "    worker per batch:  {:.3g} us/batch + {:.3g} ns/B (R^2 {:.3f}, max|res| {:.1f} %, {} points)\n",
              f.worker_per_batch_s * 1e6, f.worker_per_byte_s * 1e9, f.worker_fit.r2,
              100 * f.worker_fit.max_rel_residual, f.worker_fit.points);

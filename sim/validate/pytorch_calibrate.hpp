@@ -10,12 +10,21 @@
 //                            1024x768 on the 2-core development VM)
 //   receive (next())         receive_per_batch + receive_per_byte x batch bytes   (training process CPU,
 //                            next() itself plus the process' other threads, with workers doing no image work)
+//   receive latency          the mean over those points of next()'s wall time less its CPU time, the
+//                            batch ready (a 2 x the workers' pace sleep before each call): receive_latency
 //   worker                   worker_per_batch + worker_per_byte x batch bytes     (the workers' CPU per
 //                            batch: fetch, default_collate into shared memory, pickling)
 //   pin                      pin_per_byte x batch bytes (the pin-memory thread; only where CUDA is usable)
 //   worker start-up          time from iter() to each worker's first batch = a + worker_startup x W:
 //                            the training process starts its W workers one after another and sends
 //                            the first indices only when all have started (torch 1.13's iterator).
+// In the loader loop (the costs a worker pays): each stage timed once per sample while the sweep's files go
+// one after another through pil_loader and the whole chain (the client's `in_loop` points). A stage whose
+// input took kDirectFitSizes or more sizes there (decode, the crop) is fitted on those points directly; the
+// others (after the crop, one input size) keep their isolated fit's shape scaled by the loop's total cost
+// over what the isolated fit gives for the same inputs; every stage gets that ratio as its in_loader_factor.
+// On the 2-core development VM, quiet: decode ~1.5x, crop ~1.2x, ToTensor and Normalize ~1.4x their isolated
+// fits: a transform timed again and again on one input finds that input and its code in the caches.
 // The stage costs go into cpu.stage_costs as torch_<transform> (torch_decode, torch_random_resized_crop,
 // ...), the framework costs into framework_costs.pytorch, the fit qualities under calibration.
 // Ignores: the per-sample index fetch in the worker (part of the worker fit), pin memory without CUDA.
@@ -23,6 +32,7 @@
 
 #include "sim/pipeline/pipeline_spec.hpp"
 #include "sim/validate/fit.hpp"
+#include "sim/validate/in_loader_bench.hpp"
 #include "sim/validate/profile.hpp"
 
 #include <nlohmann/json.hpp>
@@ -42,6 +52,10 @@ CostFit fit_costs(const std::vector<std::vector<double>>& x, const std::vector<d
 
 // One transform's raw points (the client's JSON) -> its stage cost.
 StageCost fit_transform(const nlohmann::json& transform);
+
+// The client's in-loop points against the isolated fits -> direct fits and factors (in_loader_bench.hpp).
+inline constexpr size_t kDirectFitSizes = 3;
+InLoaderResult fit_in_loop(const nlohmann::json& in_loop, const std::map<std::string, StageCost>& isolated);
 // The client's loader, pin and start-up points -> the framework costs.
 FrameworkCostsProfile fit_framework_costs(const nlohmann::json& raw);
 

@@ -92,7 +92,7 @@ std::string framework_costs_yaml(const JobConfig& cfg, const Profile& p) {
   if (cfg.client != "pytorch")
     return "  # mlsim's own C++ loader: none of a Python framework's receive/worker costs\n"
            "  framework_costs: {receive_per_batch: 0 s, receive_per_byte: 0 s, worker_per_batch: 0 s, "
-           "worker_per_byte: 0 s, pin_per_byte: 0 s}\n";
+           "worker_per_byte: 0 s, pin_per_byte: 0 s, receive_latency: 0 s}\n";
   if (!p.framework_costs)
     throw std::runtime_error("the profile has no framework_costs.pytorch: run `mlsim calibrate --client pytorch`");
   const FrameworkCostsProfile& f = *p.framework_costs;
@@ -102,9 +102,9 @@ std::string framework_costs_yaml(const JobConfig& cfg, const Profile& p) {
                      "  persistent_workers: false\n"
                      "  framework_costs: {{receive_per_batch: \"{:.9g} s\", receive_per_byte: \"{:.9g} s\", "
                      "worker_per_batch: \"{:.9g} s\", worker_per_byte: \"{:.9g} s\", pin_per_byte: 0 s, "
-                     "worker_startup: \"{:.9g} s\"}}\n",
+                     "worker_startup: \"{:.9g} s\", receive_latency: \"{:.9g} s\"}}\n",
                      f.receive_per_batch_s, f.receive_per_byte_s, f.worker_per_batch_s, f.worker_per_byte_s,
-                     f.worker_startup_s);
+                     f.worker_startup_s, f.receive_latency_s);
 }
 
 std::string stages_yaml(const JobConfig& cfg, const Profile& p) {

@@ -24,7 +24,15 @@ std::string yaml_kind(const YAML::Node& n) {
     return "a mapping";
   if (n.IsSequence())
     return "a list";
-  return "'" + n.Scalar() + "'";
+  // A value too long to read in a message is shown by its start and its length (cut at a UTF-8 boundary).
+  constexpr size_t kShown = 60;
+  const std::string& v = n.Scalar();
+  if (v.size() <= kShown + 20)
+    return "'" + v + "'";
+  size_t cut = kShown;
+  while (cut > 0 && (static_cast<unsigned char>(v[cut]) & 0xC0) == 0x80)
+    --cut;
+  return "'" + v.substr(0, cut) + "...' (" + std::to_string(v.size()) + " bytes)";
 }
 
 std::vector<std::string> split(const std::string& s, char sep) {

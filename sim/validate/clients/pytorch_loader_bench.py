@@ -7,7 +7,10 @@ stdin, one answer per line on stdout (stderr is for humans). Requests ("op"):
   calibrate   raw measurements, fitted by mlsim (sim/validate/pytorch_calibrate.hpp):
                 transforms  each transform's CPU cost (thread CPU time, mean over calls, median over reps) on
                             inputs of several sizes; decode = torchvision's pil_loader (open, read, convert RGB)
-                receive     CPU time of next() in the training process vs batch bytes, workers doing no image work
+                in_loop     each stage's CPU time per sample as a worker pays it: the sweep's files one after
+                            another through pil_loader and the whole chain, every stage timed once per sample
+                receive     CPU time of next() in the training process vs batch bytes, workers doing no image work,
+                            and the wall time of next() beyond it with the batch ready (its latency)
                 worker      CPU time of the workers per batch (fetch, default_collate into shared memory, pickling)
                 pin         CPU time of the pin-memory thread per batch (only where CUDA is available)
                 startup     time from iter() to each worker's first batch (persistent_workers=False)
@@ -189,24 +192,63 @@ def measure_transforms(req):
     return [decode] + list(stages.values())
 
 
+def measure_in_loop(req):
+    """Per sample, each stage's thread CPU time as a DataLoader worker's __getitem__ pays it: a file it has not
+    just read, decoded and sent through the chain once, so that each stage finds in the caches what the stage
+    before it left (a transform timed alone, again and again on one input, finds its input and its code warm).
+    Points carry the stage's input size, as the isolated ones do."""
+    torch.manual_seed(1)
+    chain = build_transforms(req.get("transforms"))
+    files = req["sweep"]
+    passes = req.get("in_loop_passes", 2)
+    out = {"torch_decode": []}
+    out.update({name: [] for name, _ in chain})
+    n = len(files)
+    stride = 7 if n % 7 else 5  # a fixed stride through the files, as the validation loader's dataset
+    for rep in range(passes):
+        for i in range(n):
+            img = files[(i * stride + rep) % n]
+            t0 = time.thread_time_ns()
+            x = pil_loader(img["path"])
+            t1 = time.thread_time_ns()
+            if rep > 0 or i >= min(4, n - 1):  # the first few samples warm the interpreter up
+                out["torch_decode"].append({"bytes": img["bytes"], "pixels": img["width"] * img["height"],
+                                            "cost_s": (t1 - t0) * 1e-9})
+            for name, t in chain:
+                px, by = size_of(x)
+                t0 = time.thread_time_ns()
+                x = t(x)
+                t1 = time.thread_time_ns()
+                if rep > 0 or i >= min(4, n - 1):
+                    out[name].append({"pixels": px, "bytes": by, "cost_s": (t1 - t0) * 1e-9})
+    return out
+
+
 def loader_cost_points(shapes, batches, n_batches, workers, pin):
     """CPU per batch of next() in this thread, of the workers, and of this process' other threads."""
     out = []
     for shape in shapes:
         for b in batches:
-            dl = DataLoader(NullDataset(shape, (n_batches + 4) * b), batch_size=b, num_workers=workers,
+            dl = DataLoader(NullDataset(shape, (n_batches + 8) * b), batch_size=b, num_workers=workers,
                             pin_memory=pin)
             it = iter(dl)
-            for _ in range(3):  # workers started, queues warm
+            for _ in range(2):  # workers started
                 next(it)
+            t0 = time.perf_counter()
+            for _ in range(3):  # back to back: the workers' pace, one batch every `pace` seconds
+                next(it)
+            pace = (time.perf_counter() - t0) / 3
             pids = worker_pids(it)
             w0 = sum(task_cpu_s(p) for p in pids)
             p0, m0 = task_cpu_s(os.getpid()), time.thread_time()
-            recv = []
+            recv, latency = [], []
             for _ in range(n_batches):
-                t0 = time.thread_time()
+                time.sleep(max(0.005, 2 * pace))  # an emulated step: the next batch is ready when next() starts
+                t0, c0 = time.perf_counter(), time.thread_time()
                 batch = next(it)
-                recv.append(time.thread_time() - t0)
+                c1, t1 = time.thread_time(), time.perf_counter()
+                recv.append(c1 - c0)
+                latency.append(max(0.0, (t1 - t0) - (c1 - c0)))  # waiting inside next(), not computing
                 del batch
             m1, p1 = time.thread_time(), task_cpu_s(os.getpid())
             w1 = sum(task_cpu_s(p) for p in pids)
@@ -219,6 +261,7 @@ def loader_cost_points(shapes, batches, n_batches, workers, pin):
                         "receive_s": recv[len(recv) // 2],
                         "receive_spread": (recv[3 * len(recv) // 4] - recv[len(recv) // 4]) / (2 * recv[len(recv) // 2])
                         if recv[len(recv) // 2] > 0 else 0.0,
+                        "latency_s": sum(latency) / len(latency),
                         "worker_s": (w1 - w0) / n_batches,
                         "other_threads_s": max(0.0, (p1 - p0) - (m1 - m0)) / n_batches})
     return out
@@ -247,7 +290,7 @@ def op_calibrate(req):
     shapes = [(3, 64, 64), (3, 224, 224)] if quick else [(3, 64, 64), (3, 160, 160), (3, 224, 224), (3, 320, 320)]
     batches = [8, 32] if quick else [8, 16, 32]
     n = 16 if quick else 40
-    res = {"ok": True, "versions": versions(), "transforms": measure_transforms(req),
+    res = {"ok": True, "versions": versions(), "transforms": measure_transforms(req), "in_loop": measure_in_loop(req),
            "loader": loader_cost_points(shapes, batches, n, 2, False)}
     if torch.cuda.is_available():
         res["pin"] = loader_cost_points(shapes, batches, n, 2, True)

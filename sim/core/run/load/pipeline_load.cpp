@@ -179,7 +179,7 @@ FrameworkCosts parse_framework_costs(const ConfigNode& node, Framework framework
   if (!node.defined())
     return c;
   node.allow_only({"receive_per_batch", "receive_per_byte", "worker_per_batch", "worker_per_byte", "pin_per_byte",
-                   "worker_startup"});
+                   "worker_startup", "receive_latency"});
   auto get = [&](const char* key, Seconds& field) { field = node.get_quantity<Seconds>(key, field, false); };
   get("receive_per_batch", c.receive_per_batch);
   get("receive_per_byte", c.receive_per_byte);
@@ -187,6 +187,7 @@ FrameworkCosts parse_framework_costs(const ConfigNode& node, Framework framework
   get("worker_per_byte", c.worker_per_byte);
   get("pin_per_byte", c.pin_per_byte);
   get("worker_startup", c.worker_startup);
+  get("receive_latency", c.receive_latency);
   return c;
 }
 
