@@ -70,6 +70,18 @@ TEST(Fusion, ATensorSavedForBackwardIsStillWritten) {
   EXPECT_EQ(f.graph.edges[0].to, 1u);
 }
 
+TEST(Fusion, XlaOnAGpuLeavesTheConvToCudnnAndFusesTheRest) {
+  TrainingGraph f = fuse_ops(chain(), FusionPolicy::xla_gpu);
+  ASSERT_EQ(f.graph.ops.size(), 2u);
+  EXPECT_EQ(f.graph.ops[0].name, "conv"); // a cuDNN call of its own
+  EXPECT_TRUE(f.graph.ops[0].fusion.empty());
+  const Op& l = f.graph.ops[1];
+  EXPECT_EQ(l.name, "fusion.0");
+  EXPECT_EQ(l.fusion, "loop fusion");
+  // relu (50 + 50) + dropout (50 + 50) - 2 x the 50 passed inside = 100 elements of 4 bytes.
+  EXPECT_DOUBLE_EQ(bytes(l), 100 * 4.0);
+}
+
 TEST(Fusion, TorchCompileFusesPointwiseChainsButNotIntoTheConv) {
   TrainingGraph f = fuse_ops(chain(), FusionPolicy::torch_compile);
   ASSERT_EQ(f.graph.ops.size(), 2u);

@@ -2,9 +2,7 @@
 // NVIDIA DeepLearningExamples, ResNet-50 v1.5 (PyTorch), batch per GPU: 256 with
 // AMP and 112 in FP32 on 16 GB V100s, 256 on 80 GB A100s (TF32 and AMP). Those must
 // fit; four times the AMP recipe on a 16 GB V100 must not.
-#include "sim/core/run/load/hardware_load.hpp"
-#include "sim/core/run/load/model_load.hpp"
-#include "sim/pipeline/model_spec.hpp"
+#include "test_support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,13 +11,8 @@ using namespace mlsim;
 namespace {
 // Plans one step of ResNet-50 (momentum SGD, as the recipe) and returns its footprint; throws if it does not fit.
 StepPlan resnet50(const std::string& precision, const std::string& accelerator, long batch) {
-  AcceleratorSpec a = accelerator_preset(accelerator);
-  StepContext ctx;
-  ctx.accelerator = &a;
-  ctx.batch_per_device = batch;
-  auto node = ConfigNode::load_string("model: {preset: resnet50, optimizer: momentum, precision: " + precision + "}\n",
-                                      "recipe.yaml");
-  return plan_step(parse_model(node.child("model")), ctx);
+  return fixtures::plan_model("{preset: resnet50, optimizer: momentum, precision: " + precision + "}", accelerator,
+                              batch);
 }
 } // namespace
 

@@ -4,6 +4,8 @@
 #include "sim/core/run/load/model_load.hpp"
 #include "sim/pipeline/model_spec.hpp"
 
+#include "test_support.hpp"
+
 #include <gtest/gtest.h>
 
 using namespace mlsim;
@@ -12,20 +14,8 @@ namespace {
 ModelSpec model(const std::string& yaml) {
   return parse_model(ConfigNode::load_string("model: " + yaml + "\n", "plan.yaml").child("model"));
 }
-StepPlan plan(const std::string& yaml, const std::string& accelerator, long batch) {
-  AcceleratorSpec a = accelerator_preset(accelerator);
-  StepContext ctx;
-  ctx.accelerator = &a;
-  ctx.batch_per_device = batch;
-  return plan_step(model(yaml), ctx);
-}
-double device_time(const StepPlan& p) {
-  double t = 0.0;
-  for (const auto& op : p.ops)
-    if (op.placement == OpPlacement::device)
-      t += op.duration.value();
-  return t;
-}
+using fixtures::device_seconds;
+using fixtures::plan_model;
 // Useful over executed FLOPs of the ops on the matrix unit.
 double matrix_unit_utilisation(const StepPlan& p) {
   double useful = 0.0, executed = 0.0;
@@ -39,7 +29,7 @@ double matrix_unit_utilisation(const StepPlan& p) {
 } // namespace
 
 TEST(StepGraphPlan, RooflineFormStillPlansOneOp) {
-  StepPlan p = plan("{forward_flops_per_sample: 1 GFLOP, parameters: 1000}", "v100-sxm2-16gb", 10);
+  StepPlan p = plan_model("{forward_flops_per_sample: 1 GFLOP, parameters: 1000}", "v100-sxm2-16gb", 10);
   ASSERT_EQ(p.ops.size(), 1u);
   EXPECT_NEAR(p.ops[0].duration.value(), 3.0 * 1e9 * 10 / 15.7e12, 1e-12); // 3 x forward at the fp32 peak
   ASSERT_EQ(p.buckets.size(), 1u);
@@ -47,7 +37,7 @@ TEST(StepGraphPlan, RooflineFormStillPlansOneOp) {
 }
 
 TEST(StepGraphPlan, BucketsFollowTheBackwardPassAndCoverEveryGradient) {
-  StepPlan p = plan("{preset: resnet50, precision: mixed_fp16, gradient_bucket: 25 MB}", "a100-sxm4-80gb", 32);
+  StepPlan p = plan_model("{preset: resnet50, precision: mixed_fp16, gradient_bucket: 25 MB}", "a100-sxm4-80gb", 32);
   double bytes = 0.0;
   size_t previous = 0;
   ASSERT_GT(p.buckets.size(), 1u);
@@ -67,7 +57,7 @@ TEST(StepGraphPlan, BucketsFollowTheBackwardPassAndCoverEveryGradient) {
 
 TEST(StepGraphPlan, ABatchThatDoesNotFitIsAnInputErrorWithTheNumbers) {
   try {
-    plan("{preset: vgg16}", "titan-v", 4096);
+    plan_model("{preset: vgg16}", "titan-v", 4096);
     FAIL() << "expected an InputError";
   } catch (const InputError& e) {
     std::string m = e.what();
@@ -76,13 +66,13 @@ TEST(StepGraphPlan, ABatchThatDoesNotFitIsAnInputErrorWithTheNumbers) {
     EXPECT_NE(m.find("plan.yaml:1:"), std::string::npos) << m;
   }
   // Weights alone: VGG16's 138,357,544 fp32 weights + gradients + Adam's 2 states = 16 B each = 2.2 GB.
-  StepPlan small = plan("{preset: vgg16, optimizer: adam}", "titan-v", 1);
+  StepPlan small = plan_model("{preset: vgg16, optimizer: adam}", "titan-v", 1);
   EXPECT_DOUBLE_EQ(small.weights_bytes.value() + small.gradients_bytes.value() + small.optimizer_state_bytes.value(),
                    16.0 * 138357544.0);
 }
 
 TEST(StepGraphPlan, HostPlacedOpCostsCoreSecondsAndMovesItsTensorsOverPcie) {
-  StepPlan p = plan("{ops: [{name: embed, kind: matmul, flops: 1 GFLOP, bytes_read: 4 MB, bytes_written: 8 MB,"
+  StepPlan p = plan_model("{ops: [{name: embed, kind: matmul, flops: 1 GFLOP, bytes_read: 4 MB, bytes_written: 8 MB,"
                     " parameters: 1000, dims: {m: 1, n: 1024, k: 1024}},"
                     " {name: augment, kind: elementwise, flops: 64 MFLOP, bytes_read: 8 MB, bytes_written: 2 MB,"
                     " placement: host},"
@@ -102,7 +92,7 @@ TEST(StepGraphPlan, HostPlacedOpCostsCoreSecondsAndMovesItsTensorsOverPcie) {
 }
 
 TEST(StepGraphPlan, LayerListFormWithSkipConnection) {
-  StepPlan p = plan("{input: [16, 16, 8], precision: mixed_bf16, layers: ["
+  StepPlan p = plan_model("{input: [16, 16, 8], precision: mixed_bf16, layers: ["
                     "{type: conv2d, name: a, filters: 8, kernel: 3, activation: relu},"
                     "{type: conv2d, name: b, filters: 8, kernel: 3},"
                     "{type: add, name: skip, inputs: [a, b]},"
@@ -113,7 +103,7 @@ TEST(StepGraphPlan, LayerListFormWithSkipConnection) {
     has_skip = has_skip || op.name == "skip/add";
   EXPECT_TRUE(has_skip);
   EXPECT_GT(p.critical_path.value(), 0.0);
-  EXPECT_LE(p.critical_path.value(), device_time(p) + 1e-15);
+  EXPECT_LE(p.critical_path.value(), device_seconds(p) + 1e-15);
 }
 
 TEST(StepGraphPlan, BadModelSectionsAreInputErrors) {
@@ -125,7 +115,7 @@ TEST(StepGraphPlan, BadModelSectionsAreInputErrors) {
   EXPECT_THROW(model("{input: [8], layers: [{type: dense, units: 4, kernel: 3}]}"), InputError);
   EXPECT_THROW(model("{preset: unet, forward_flops_per_sample: 1 GFLOP}"), InputError);
   EXPECT_THROW(model("{ops: [{kind: matmul, flops: 5}]}"), InputError);        // a FLOP count needs its unit
-  EXPECT_THROW(plan("{input: [8, 8, 3], layers: [{type: dense, units: 4, inputs: [nowhere]}]}", "titan-v", 1),
+  EXPECT_THROW(plan_model("{input: [8, 8, 3], layers: [{type: dense, units: 4, inputs: [nowhere]}]}", "titan-v", 1),
                InputError);
 }
 
@@ -134,11 +124,11 @@ TEST(StepGraphPlan, BadModelSectionsAreInputErrors) {
 // 16/128 of that at 128 (the output-channel padding is the same at both batches), and the
 // step time per sample at 128 is far better.
 TEST(StepGraphPlan, Case5MatrixUnitPaddingAtPerCoreBatch16Versus128) {
-  StepPlan b16 = plan("{preset: unet, depth: 4}", "tpu-v3-core", 16);
-  StepPlan b128 = plan("{preset: unet, depth: 4}", "tpu-v3-core", 128);
+  StepPlan b16 = plan_model("{preset: unet, depth: 4}", "tpu-v3-core", 16);
+  StepPlan b128 = plan_model("{preset: unet, depth: 4}", "tpu-v3-core", 128);
   double u16 = matrix_unit_utilisation(b16), u128 = matrix_unit_utilisation(b128);
   EXPECT_NEAR(u16 / u128, 16.0 / 128.0, 1e-9);
   EXPECT_LT(u16, 0.125 + 1e-9);
-  double per_sample_16 = device_time(b16) / 16.0, per_sample_128 = device_time(b128) / 128.0;
+  double per_sample_16 = device_seconds(b16) / 16.0, per_sample_128 = device_seconds(b128) / 128.0;
   EXPECT_LT(per_sample_128, 0.5 * per_sample_16);
 }

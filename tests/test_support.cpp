@@ -1,5 +1,9 @@
 #include "test_support.hpp"
 
+#include "sim/core/run/load/hardware_load.hpp"
+#include "sim/core/run/load/model_load.hpp"
+#include "sim/pipeline/model_spec.hpp"
+
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -18,6 +22,23 @@ Op gemm_op(long m, long n, long k, DType d) {
   op.dims = {{"batch", m}, {"m", m}, {"n", n}, {"k", k}};
   op.compute_dtype = op.in_dtype = op.out_dtype = op.param_dtype = d;
   return op;
+}
+
+StepPlan plan_model(const std::string& model, const std::string& accelerator, long batch) {
+  AcceleratorSpec a = accelerator_preset(accelerator);
+  StepContext ctx;
+  ctx.accelerator = &a;
+  ctx.batch_per_device = batch;
+  auto node = ConfigNode::load_string("model: " + model + "\n", "plan.yaml");
+  return plan_step(parse_model(node.child("model")), ctx);
+}
+
+double device_seconds(const StepPlan& plan) {
+  double total = 0.0;
+  for (const auto& op : plan.ops)
+    if (op.placement == OpPlacement::device)
+      total += op.duration.value();
+  return total;
 }
 
 std::string base_scenario(int gpus, double decode_ms, double gflop, double params) {

@@ -3,6 +3,7 @@
 
 #include "sim/core/run/isolated.hpp"
 #include "sim/core/run/scenario.hpp"
+#include "sim/pipeline/step_plan.hpp"
 #include "sim/pipeline/step_graph/op.hpp"
 
 #include <string>
@@ -29,6 +30,13 @@ inline Scenario load(const std::string& yaml, const std::vector<std::string>& ov
 
 // A device matmul m x n x k computing and storing in `d` (dims m, n, k and batch = m).
 Op gemm_op(long m, long n, long k, DType d);
+
+// Plans one step of `model` (a `model:` mapping in flow YAML, e.g. "{preset: resnet50, precision: fp32}")
+// on one `accelerator` preset at `batch` samples per device, without simulating. Throws InputError when
+// the step does not fit in device memory.
+StepPlan plan_model(const std::string& model, const std::string& accelerator, long batch);
+// The plan's device time: its device ops one after another on one stream (no input, no all-reduce).
+double device_seconds(const StepPlan& plan);
 
 // Path of a file in the source tree.
 std::string source_path(const std::string& relative);

@@ -61,8 +61,10 @@ Groups find_groups(const OpGraph& g, FusionPolicy policy) {
   return gr;
 }
 
+bool xla_named(FusionPolicy p) { return p == FusionPolicy::xla || p == FusionPolicy::xla_gpu; }
+
 std::string fusion_kind(const Op& head, bool has_reduction, FusionPolicy policy) {
-  if (policy == FusionPolicy::xla)
+  if (xla_named(policy))
     return is_matrix_kind(head.kind) ? "output fusion" : has_reduction ? "input fusion" : "loop fusion";
   return has_reduction ? "reduction" : "pointwise";
 }
@@ -101,7 +103,7 @@ Op fused_op(const OpGraph& g, const std::vector<size_t>& members, const std::vec
   f.out_elements = out_bytes / element_size(f.out_dtype).value();
   f.param_elements = param_bytes / element_size(f.param_dtype).value();
   f.fusion = fusion_kind(head, has_reduction, policy);
-  if (policy == FusionPolicy::xla)
+  if (xla_named(policy))
     f.name = fmt::format("fusion.{}", number);
   else
     f.name = fmt::format("triton_{}_fused_{}_{}", has_reduction ? "red" : "poi", head.layer, number);

@@ -18,6 +18,9 @@
 //                  elementwise consumers, "loop fusion" of elementwise chains,
 //                  "input fusion" of a chain into its reduction; named
 //                  fusion.N as XLA's profiles show them
+//   xla_gpu        XLA on a GPU: loop and input fusions as above, but a convolution or dot stays a
+//                  cuDNN / cuBLAS call (XLA:GPU emits them as library custom calls; only a conv's
+//                  bias, side input and ReLU fuse into cuDNN's fused kernel, never a batch norm)
 //   torch_compile  TorchInductor: elementwise chains ("pointwise") and
 //                  chains into a reduction ("reduction") as Triton kernels
 //                  named triton_poi_fused_* / triton_red_fused_*; matmul and

@@ -9,7 +9,9 @@
 // Common keys: name, precision (fp32 | tf32 | fp16 | mixed_fp16 | mixed_bf16),
 // stack (a stacks.yaml name or an inline profile), optimizer (sgd | momentum |
 // rmsprop | adam), gradient_bucket (all-reduce bucket size, default 25 MB as
-// PyTorch DDP), input_dtype (dtype of the batch on arrival, default fp32).
+// PyTorch DDP), input_dtype (dtype of the batch on arrival, default fp32), layout (nhwc | nchw: the
+// activations' memory format, default nhwc; with nchw every convolution on tensor cores pays cuDNN's
+// NCHW<->NHWC transposes, see op_cost.hpp).
 #pragma once
 
 #include "sim/pipeline/step_graph/backward_rules.hpp"
@@ -23,6 +25,12 @@
 
 namespace mlsim {
 
+enum class ActivationLayout { nhwc, nchw };
+template <> struct EnumNames<ActivationLayout> {
+  static constexpr std::array<std::pair<ActivationLayout, std::string_view>, 2> table{{
+      {ActivationLayout::nhwc, "nhwc"}, {ActivationLayout::nchw, "nchw"}}};
+};
+
 struct GraphModel {
   std::string name = "model";
   std::vector<LayerSpec> layers; // either layers (with input) ...
@@ -33,6 +41,7 @@ struct GraphModel {
   Optimizer optimizer = Optimizer::sgd;
   Bytes gradient_bucket{25e6};
   DType input_dtype = DType::fp32;
+  ActivationLayout layout = ActivationLayout::nhwc;
   std::string where; // the model node's position, for errors found while planning
 };
 

@@ -93,6 +93,15 @@ OpCost cost_device_op(const Op& op, const AcceleratorSpec& acc) {
     c.why = fmt::format("memory-bound: {} at {:.0f} % of HBM bandwidth", format_bytes(c.bytes),
                         100 * kp.memory_fraction);
   c.duration = acc.launch_overhead + max(compute, memory) / acc.efficiency_for(to_string(op.kind));
+  if (c.matrix_path && op.nchw_activations && acc.matrix_unit_size == 0) {
+    // cuDNN's tensor-core convolutions compute in NHWC: each activation it reads or writes in NCHW is
+    // transposed by a kernel of its own that reads and writes it once.
+    Bytes moved = (element_size(op.in_dtype) * op.in_elements + element_size(op.out_dtype) * op.out_elements) * 2.0;
+    double kernels = (op.in_elements > 0 ? 1.0 : 0.0) + (op.out_elements > 0 ? 1.0 : 0.0);
+    c.duration += acc.launch_overhead * kernels + memory_time(kp, moved, acc.memory_bandwidth);
+    c.bytes += moved;
+    c.why += fmt::format("; NCHW<->NHWC transposes move {}", format_bytes(moved));
+  }
   c.utilization = c.duration.value() > 0 ? (op.flops / c.duration) / c.peak : 0.0;
   return c;
 }

@@ -10,6 +10,10 @@
 //             executed FLOPs / (peak(path, dtype) x fraction(path, dtype))
 //   memory  = memory_latency + bytes / (HBM bandwidth x memory_fraction)
 //   t = launch_overhead + max(compute, memory) / efficiency(kind)
+//       + for a conv on tensor cores with NCHW activations (model.layout: nchw):
+//         a launch per activation tensor it reads or writes (input, output) + memory_latency + 2 x their
+//         bytes / rate: the transposes to and from NHWC that cuDNN runs around its tensor-core kernels (NVIDIA,
+//         "Convolutional Layers User's Guide", Tensor Layouts In Memory: NCHW vs NHWC)
 // The path: matmul/conv whose compute dtype has a matrix peak take the matrix
 // path if the tensor-core alignment rule holds (or always, padded, on a
 // matrix unit) and the stack does not keep them off it; everything else runs

@@ -8,7 +8,7 @@
 //                   are cast to fp32 and its output back to 16-bit, each cast a
 //                   memory-bound op of its own
 // `tf32`: whether fp32 matmul/conv may use TF32 tensor cores under the tf32 policy.
-// `fusion`: how the framework fuses kernels (none | xla | torch_compile; fusion.hpp).
+// `fusion`: how the framework fuses kernels (none | xla | xla_gpu | torch_compile; fusion.hpp).
 // `allocator: {block, segment}`: the device allocator's rounding (allocator_rounding.hpp;
 // default PyTorch's caching allocator, 512 B blocks and 2 MiB segments).
 // Presets: sim/hardware/presets/stacks.yaml. Ignores: per-kernel algorithm choice
@@ -29,10 +29,11 @@ template <> struct EnumNames<SixteenBitPath> {
       {SixteenBitPath::native, "native"}, {SixteenBitPath::vector, "vector"},
       {SixteenBitPath::fp32_with_casts, "fp32_with_casts"}}};
 };
-enum class FusionPolicy { none, xla, torch_compile };
+enum class FusionPolicy { none, xla, xla_gpu, torch_compile };
 template <> struct EnumNames<FusionPolicy> {
-  static constexpr std::array<std::pair<FusionPolicy, std::string_view>, 3> table{{
-      {FusionPolicy::none, "none"}, {FusionPolicy::xla, "xla"}, {FusionPolicy::torch_compile, "torch_compile"}}};
+  static constexpr std::array<std::pair<FusionPolicy, std::string_view>, 4> table{{
+      {FusionPolicy::none, "none"}, {FusionPolicy::xla, "xla"}, {FusionPolicy::xla_gpu, "xla_gpu"},
+      {FusionPolicy::torch_compile, "torch_compile"}}};
 };
 
 struct StackProfile {

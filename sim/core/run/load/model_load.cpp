@@ -44,7 +44,7 @@ Shape parse_shape(const ConfigNode& node) {
 }
 
 const std::vector<std::string> kCommonKeys{"name", "precision", "stack", "optimizer", "gradient_bucket",
-                                           "input_dtype"};
+                                           "input_dtype", "layout"};
 
 } // namespace
 
@@ -102,6 +102,7 @@ GraphModel parse_graph_model(const ConfigNode& node) {
   m.gradient_bucket = node.get_quantity<Bytes>("gradient_bucket", Bytes(25e6));
   if (node.has("input_dtype"))
     m.input_dtype = node.child("input_dtype").as_enum<DType>();
+  m.layout = node.get_enum<ActivationLayout>("layout", ActivationLayout::nhwc);
   return m;
 }
 
