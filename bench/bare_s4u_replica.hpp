@@ -1,15 +1,18 @@
 // The floor for sim_speed's 1-node run: the same activities in plain SimGrid s4u, with none of mlsim.
 //
 // One node: a dispatcher puts `chunks` chunks per step (the node's batch) in a queue once every
-// accelerator's buffer has a free slot; `chunks` readers each start the chunk's random accesses on
-// the disk's operations host and its bytes on the disk's bandwidth host, wait for both, then sleep
-// the per-request latency; `chunks` workers run a chunk's CPU work on their own core host and the
+// accelerator's buffer has a free slot; `chunks` readers each read their chunk from the disk
+// (its accesses and bytes shared with the other reads in flight, then the per-request latency),
+// served as mlsim serves it: sim/hardware/disk_server.hpp is itself plain s4u (one actor per disk,
+// semaphores and timeouts), so the replica uses it as it is; `chunks` workers run a chunk's CPU work on their own core host and the
 // last one of a batch hands it to the 8 trainers; a trainer copies its batch over its PCIe link,
 // runs the step on its accelerator host and sends its share of a ring all-reduce to the next
 // accelerator over NVLink, then waits at a barrier. Sample sizes are drawn as mlsim draws them
 // (lognormal, 110 kB mean), the costs are the bench scenario's, rounded. What it leaves out of
 // mlsim: recording, step bookkeeping, the CPU scheduler's run queues, the fast-forward monitor.
 #pragma once
+
+#include "sim/hardware/disk_server.hpp"
 
 #include <simgrid/s4u.hpp>
 
@@ -62,8 +65,11 @@ inline Counts run(int argc, char** argv, int steps, int chunks = 128, int gpus =
   auto* compute = sg4::create_empty_zone("compute");
   compute->set_parent(root);
   auto* cpu = net->create_host("cpu", 1e9)->seal();
-  auto* disk = compute->create_host("disk", 7e9)->seal();
-  auto* ops = compute->create_host("ops", 1e6)->seal();
+  mlsim::DiskSpec nvme;
+  nvme.sequential_read = mlsim::BytesPerSec(7e9);
+  nvme.random_read_iops = 1e6;
+  nvme.latency = mlsim::Seconds(20e-6);
+  auto disk = std::make_shared<mlsim::DiskServer>(nvme, compute->create_host("disk", 7e9)->seal());
   std::vector<sg4::Host*> cores, gpu;
   for (int c = 0; c < chunks; ++c)
     cores.push_back(compute->create_host("core" + std::to_string(c), 1e9)->seal());
@@ -117,14 +123,7 @@ inline Counts run(int argc, char** argv, int steps, int chunks = 128, int gpus =
     sg4::Actor::create("reader", cpu, [=] {
       for (;;) {
         Chunk c = to_read->take();
-        const double bytes = c.bytes;
-        sg4::ExecPtr o = sg4::Exec::init();
-        o->set_flops_amount(per_chunk)->set_host(ops)->start();
-        sg4::ExecPtr b = sg4::Exec::init();
-        b->set_flops_amount(bytes)->set_host(disk)->start();
-        b->wait();
-        o->wait();
-        sg4::this_actor::sleep_for(per_chunk * 20e-6);
+        disk->read(per_chunk, mlsim::Bytes(c.bytes));
         to_map->put(c);
       }
     })->daemonize();

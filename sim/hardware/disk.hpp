@@ -2,8 +2,8 @@
 //
 // A read of s bytes costs one access (seek / flash lookup) and s bytes of
 // transfer. Accesses are served by an operations resource of `random_read_iops`
-// per second, transfers by a SimGrid disk of `sequential_read` bandwidth; both
-// are shared among concurrent readers; the accesses and transfers of a batch
+// per second, transfers by the `sequential_read` bandwidth; each is shared
+// equally among concurrent readers (disk_server.hpp); the accesses and transfers of a batch
 // of requests overlap (queued requests, NCQ). With enough readers in flight
 // as the device pipelines, files of size s are delivered at
 // min(IOPS * s, sequential_read) — many small files on an HDD are seek-bound.

@@ -129,11 +129,8 @@ void Platform::build_node(const NodeSpec& spec, int instance, bool trainer) {
   scheduler_of_[node.cpu] = node.scheduler.get();
   node.ram_bus = compute_zone_->create_host(node.name + ".ram", spec.ram.bandwidth.value())->seal();
   for (const auto& d : spec.disks) {
-    DiskHosts dh;
-    dh.spec = &d;
-    dh.transfer = compute_zone_->create_host(node.name + "." + d.name + ".transfer", d.sequential_read.value())->seal();
-    dh.ops = compute_zone_->create_host(node.name + "." + d.name + ".ops", d.random_read_iops)->seal();
-    node.disks.push_back(dh);
+    auto* home = compute_zone_->create_host(node.name + "." + d.name, d.sequential_read.value())->seal();
+    node.disks.push_back({&d, std::make_shared<DiskServer>(d, home)});
   }
   nic_of_node_[id] = add_link(node.name + ".nic", "nic", spec.nic.bandwidth.value(), spec.nic.latency.value());
   uplinks_[node.cpu] = {id, {}};

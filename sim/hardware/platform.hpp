@@ -4,8 +4,8 @@
 // per second x 1e9; with per-core scheduling its work runs on one host per
 // core, cpu_scheduler.hpp), one host per accelerator (device-seconds x 1e9), a RAM
 // bus (a one-core host whose speed is the RAM bandwidth in bytes/s, shared by
-// cached reads and pageable staging), per disk a host for its sequential
-// bandwidth plus an operations host of `random_read_iops` (DiskHosts below).
+// cached reads and pageable staging), per disk a host where its server runs
+// (NodeDisk below).
 // Hosts that only compute (cores, RAM buses, disks) live in a zone of their
 // own, so that the route table (one slot per pair of hosts that communicate:
 // CPUs, accelerators, storage) does not grow with the core count. Links are full duplex
@@ -23,6 +23,7 @@
 #pragma once
 
 #include "sim/hardware/cpu_scheduler.hpp"
+#include "sim/hardware/disk_server.hpp"
 #include "sim/hardware/node_spec.hpp"
 
 #include <simgrid/forward.h>
@@ -49,15 +50,14 @@ struct LinkInfo {
   double bytes = 0.0;    // bytes carried (both directions summed)
 };
 
-// A disk as two shared resources: its sequential bandwidth (a one-core host whose speed is the bandwidth in
-// bytes/s: concurrent reads share it equally, as SimGrid's disk model would) and its random-access
-// operations. Not an s4u::Disk: SimGrid 3.32 keeps every finished Disk::read in the reading actor's
-// activity list, and each later activity of that actor scans the list, so a run's time grew with the
-// square of its steps (SIMGRID-NOTES: 64 % of a 1,000-step run); the exec form gives the same times.
-struct DiskHosts {
+// A disk of a node: its sequential bandwidth and its random-access operations, each shared equally by
+// the reads in flight, served by one actor on a host of the disk's own (disk_server.hpp). Not an
+// s4u::Disk: SimGrid 3.32 keeps every finished Disk::read in the reading actor's activity list, and each
+// later activity of that actor scans the list, so a run's time grew with the square of its steps
+// (SIMGRID-NOTES: 64 % of a 1,000-step run).
+struct NodeDisk {
   const DiskSpec* spec = nullptr;
-  simgrid::s4u::Host* transfer = nullptr; // sequential bandwidth, bytes/s
-  simgrid::s4u::Host* ops = nullptr;      // random-access operations per second
+  std::shared_ptr<DiskServer> server;
 };
 
 struct NodeInstance {
@@ -68,7 +68,7 @@ struct NodeInstance {
   std::shared_ptr<CpuScheduler> scheduler;
   simgrid::s4u::Host* ram_bus = nullptr;
   std::vector<simgrid::s4u::Host*> accelerators;
-  std::vector<DiskHosts> disks;
+  std::vector<NodeDisk> disks;
 };
 
 class Platform {

@@ -197,17 +197,13 @@ void InputPipeline::read_chunk(const Chunk& c, sg4::Host* where, uint32_t track)
     ops->wait();
     sg4::this_actor::sleep_for(n * s_.job->storage->latency.value());
   } else {
-    const DiskHosts* disk = nullptr;
-    for (const auto& dh : s_.node->disks)
-      if (dh.spec->name == d.disk)
-        disk = &dh;
+    const NodeDisk* disk = nullptr;
+    for (const auto& nd : s_.node->disks)
+      if (nd.spec->name == d.disk)
+        disk = &nd;
     if (!disk)
       throw InternalError("dataset.disk '" + d.disk + "' is not a disk of node " + s_.node->name);
-    sg4::ExecPtr ops = sg4::this_actor::exec_init(n);
-    ops->set_host(disk->ops)->start();
-    sg4::this_actor::exec_init(bytes)->set_host(disk->transfer)->wait();
-    ops->wait();
-    sg4::this_actor::sleep_for(n * disk->spec->latency.value());
+    disk->server->read(n, Bytes(bytes));
   }
   double t1 = sg4::Engine::get_clock();
   auto* rec = s_.recorder;
