@@ -177,6 +177,33 @@ TEST(PytorchClient, LoaderBoundConfigurationSimulatesToItsClosedForm) {
   EXPECT_NEAR(r.stall, 1 - 0.010 / interval, 0.01);
 }
 
+TEST(PytorchClient, DeviceBoundConfigurationPaysTheReceiveInsideNext) {
+  // Three workers build a batch every (16 x 2.5 + 4) / 3 = 14.7 ms, well under a 60 ms step: the batch is
+  // always ready. The real DataLoader (pin_memory=False) receives it in next() on the training loop, so each
+  // step is the receive's CPU (1 ms) + its latency (2.5 ms) + the emulated step (60 ms), and the stall is
+  // the 3.5 ms of next() (a pin-memory thread, one batch ahead, would hide both).
+  Profile p = torch_profile();
+  p.framework_costs->receive_latency_s = 2.5e-3;
+  const std::string path = temp_path("torch-profile-latency.yaml");
+  write_profile(p, path);
+  JobConfig c;
+  c.client = "pytorch";
+  c.loader_threads = 3;
+  c.batch_size = 16;
+  c.step_s = 0.060;
+  JobInputs in;
+  in.files = {"a.jpg"};
+  in.mean_bytes = 1e5;
+  in.mean_pixels = 1.875e5;
+  const Prediction r = mlsim_simulator_predictor(p, path, {5, 20})(c, in);
+  std::filesystem::remove(path);
+  // The nominal accelerator's serialised copy of the 16 x 224 x 224 x 3 fp32 batch over PCIe 5.0 x16
+  // (32 GT/s x 16 lanes x 128/130 / 8 = 63.0 GB/s) comes on top: 0.15 ms the real run does not spend.
+  const double copy = 16.0 * 224 * 224 * 3 * 4 / (32e9 * 16 * 128.0 / 130.0 / 8.0);
+  EXPECT_NEAR(r.step_time_s, 0.060 + 1e-3 + 2.5e-3 + copy, 2e-5);
+  EXPECT_NEAR(r.stall, 3.5e-3 / (0.0635 + copy), 0.002);
+}
+
 TEST(PytorchClient, QuickEndToEndWhereTorchImports) {
   if (!probe_pytorch_client().available)
     GTEST_SKIP() << kPytorchInstallHint;

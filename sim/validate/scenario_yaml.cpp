@@ -27,9 +27,11 @@ std::string cost_map(double per_sample_s, double per_byte_s, double per_pixel_s)
 
 // The node: CPU consumer (nominal accelerator) or GPU consumer (the profile's accelerator and PCIe).
 std::string node_yaml(const JobConfig& cfg, const JobInputs& in, const Profile& p, const std::string& profile) {
-  // A job held to `cfg.cores` of the cores meets the other tenants' load in proportion.
+  // The other tenants' load is measured on the cores the job may use (the torch client sums its allowed
+  // cores' lines of /proc/stat; mlsim's own loader uses every core), so a job held to `cfg.cores` meets
+  // all of it.
   const int cores = cfg.cores > 0 ? std::min(cfg.cores, p.cpu.cores) : p.cpu.cores;
-  const JobCpu share = job_cpu(cores, in.background_cores * cores / p.cpu.cores, in.group_scheduling);
+  const JobCpu share = job_cpu(cores, in.background_cores, in.group_scheduling);
   std::string cpu = fmt::format("{{preset: \"{}\", cores: {}, core_speed: {:.6g}", profile, share.cores,
                                 p.cpu.core_speed * share.speed);
   if (double rate = host_gemm_rate(p, cfg.gemm_n); rate > 0)
@@ -97,8 +99,11 @@ std::string framework_costs_yaml(const JobConfig& cfg, const Profile& p) {
     throw std::runtime_error("the profile has no framework_costs.pytorch: run `mlsim calibrate --client pytorch`");
   const FrameworkCostsProfile& f = *p.framework_costs;
   // pin_memory: true with no pin cost: the real run copies nothing (no CUDA), and a pageable
-  // staging copy (pin_memory: false) would add a memcpy the real run does not make.
+  // staging copy (pin_memory: false) would add a memcpy the real run does not make. copy: serialized:
+  // the real DataLoader has no pin-memory thread (pin_memory=False), so next() itself receives each
+  // batch, its CPU and its latency in the training loop, not one batch ahead in another thread.
   return fmt::format("  pin_memory: true\n"
+                     "  copy: serialized\n"
                      "  persistent_workers: false\n"
                      "  framework_costs: {{receive_per_batch: \"{:.9g} s\", receive_per_byte: \"{:.9g} s\", "
                      "worker_per_batch: \"{:.9g} s\", worker_per_byte: \"{:.9g} s\", pin_per_byte: 0 s, "

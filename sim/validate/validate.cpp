@@ -149,7 +149,8 @@ void print_report(const ValidationReport& r, std::ostream& out) {
              100 * r.throughput.median_abs_error, 100 * r.throughput.max_abs_error, torch ? 12 : 15);
   fmt::print(out, "stall share |diff|: median {:.1f} points, max {:.1f} points   (targets 3 / {})\n",
              100 * r.stall.median_abs_error, 100 * r.stall.max_abs_error, torch ? 8 : 10);
-  fmt::print(out, "(busy = cores' worth of CPU other processes used during the run; predictions take it into "
+  fmt::print(out, "(busy = cores' worth of CPU other processes used on the job's cores during the run; predictions "
+                  "take it into "
                   "account: the job gets the rest)\n");
   fmt::print(out, "(+- = half the range over the kept repeats: throughput relative, stall in points; drift = the largest "
                   "change of a reference spin loop's speed across one run; runs = kept/all, a run whose drift is over "

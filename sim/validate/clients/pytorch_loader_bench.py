@@ -113,11 +113,17 @@ def task_cpu_s(pid):
     return total * 1e-9
 
 
-def machine_busy_s():
+def machine_busy_s(cpus):
+    """CPU time spent on the cores in `cpus` (by anyone): the job runs there, and only what others run there
+    competes with it (a job held to one core does not feel a tenant on the other)."""
+    total = 0.0
     with open("/proc/stat") as f:
-        v = [float(x) for x in f.readline().split()[1:9]]
-    user, nice, system, idle, iowait, irq, softirq, steal = v
-    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+        for line in f:
+            name = line.split(" ", 1)[0]
+            if name.startswith("cpu") and name[3:].isdigit() and int(name[3:]) in cpus:
+                user, nice, system, idle, iowait, irq, softirq, steal = [float(x) for x in line.split()[1:9]]
+                total += user + nice + system + irq + softirq
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def worker_pids(it):
@@ -319,7 +325,8 @@ def op_run(req):
         for i in range(total):
             if i == warmup:
                 pids = [os.getpid()] + worker_pids(it)
-                cpu0, busy0, start = sum(task_cpu_s(p) for p in pids), machine_busy_s(), time.perf_counter()
+                cpus = os.sched_getaffinity(0)
+                cpu0, busy0, start = sum(task_cpu_s(p) for p in pids), machine_busy_s(cpus), time.perf_counter()
             t0 = time.perf_counter()
             batch = next(it)
             t1 = time.perf_counter()
@@ -330,7 +337,7 @@ def op_run(req):
                 waits.append(t1 - t0)
                 steps.append(t2 - t1)
                 ends.append(t2)
-        cpu1, busy1 = sum(task_cpu_s(p) for p in pids), machine_busy_s()
+        cpu1, busy1 = sum(task_cpu_s(p) for p in pids), machine_busy_s(cpus)
         del it, dl
     finally:
         os.sched_setaffinity(0, old)
