@@ -151,21 +151,32 @@ Profile torch_profile() {
   p.framework_costs = f;
   return p;
 }
+
+// A torch configuration of batch 16 with `workers` and an emulated step of `step_s`, and its input: one
+// 100 kB, 500x375 image.
+JobConfig torch_job(int workers, double step_s) {
+  JobConfig c;
+  c.client = "pytorch";
+  c.loader_threads = workers;
+  c.batch_size = 16;
+  c.step_s = step_s;
+  return c;
+}
+JobInputs one_image() {
+  JobInputs in;
+  in.files = {"a.jpg"};
+  in.mean_bytes = 1e5;
+  in.mean_pixels = 1.875e5;
+  return in;
+}
 } // namespace
 
 TEST(PytorchClient, LoaderBoundConfigurationSimulatesToItsClosedForm) {
   const Profile p = torch_profile();
   const std::string path = temp_path("torch-profile.yaml");
   write_profile(p, path);
-  JobConfig c;
-  c.client = "pytorch";
-  c.loader_threads = 1;
-  c.batch_size = 16;
-  c.step_s = 0.010;
-  JobInputs in;
-  in.files = {"a.jpg"};
-  in.mean_bytes = 1e5;
-  in.mean_pixels = 1.875e5;
+  const JobConfig c = torch_job(1, 0.010);
+  const JobInputs in = one_image();
   EXPECT_NEAR(torch_batch_cost_s(p, c, in), 16 * 2.5e-3 + 4e-3, 1e-12);
   // One worker: a batch every 16 x 2.5 + 4 ms (+ its files read over the RAM bus); the emulated
   // accelerator sleeps 10 ms of each; the receive is part of the wait.
@@ -186,15 +197,8 @@ TEST(PytorchClient, DeviceBoundConfigurationPaysTheReceiveInsideNext) {
   p.framework_costs->receive_latency_s = 2.5e-3;
   const std::string path = temp_path("torch-profile-latency.yaml");
   write_profile(p, path);
-  JobConfig c;
-  c.client = "pytorch";
-  c.loader_threads = 3;
-  c.batch_size = 16;
-  c.step_s = 0.060;
-  JobInputs in;
-  in.files = {"a.jpg"};
-  in.mean_bytes = 1e5;
-  in.mean_pixels = 1.875e5;
+  const JobConfig c = torch_job(3, 0.060);
+  const JobInputs in = one_image();
   const Prediction r = mlsim_simulator_predictor(p, path, {5, 20})(c, in);
   std::filesystem::remove(path);
   // The nominal accelerator's serialised copy of the 16 x 224 x 224 x 3 fp32 batch over PCIe 5.0 x16
