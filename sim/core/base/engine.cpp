@@ -42,7 +42,25 @@ std::unique_ptr<sg4::Engine> make_engine(StackGuard guard) {
 void stop_simulation(std::exception_ptr reason) {
   if (!failure_slot())
     failure_slot() = reason;
-  sg4::Actor::kill_all();
+  if (!sg4::this_actor::is_maestro()) { // an actor: the activities ended at this time are all processed
+    sg4::Actor::kill_all();
+    return;
+  }
+  // Maestro (a time-advance callback): the engine is between moving the clock and ending the activities
+  // due at the new time. Killing an actor whose semaphore wait timed out at this instant makes SimGrid
+  // 3.32 abort ("Cannot find myself in the waiting queue that I have to leave"), so the kill is left to
+  // an actor of its own, which runs once those ends are processed, at the same simulated time.
+  static bool stopping = false; // one engine per process
+  if (stopping)
+    return;
+  stopping = true;
+  sg4::Engine* e = sg4::Engine::get_instance();
+  std::vector<sg4::Host*> hosts = e->get_all_hosts();
+  if (hosts.empty()) {
+    sg4::Actor::kill_all();
+    return;
+  }
+  sg4::Actor::create("mlsim.stop", hosts.front(), [] { sg4::Actor::kill_all(); });
 }
 
 sg4::ActorPtr spawn_actor(const std::string& name, sg4::Host* host, std::function<void()> body) {

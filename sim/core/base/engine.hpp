@@ -45,8 +45,9 @@ simgrid::s4u::ActorPtr spawn_actor(const std::string& name, simgrid::s4u::Host* 
 // Throws the first exception an actor ended with since the last call, if any.
 void rethrow_actor_failure();
 
-// Ends the simulation from outside any actor (maestro callbacks): kills every
-// actor, so that Engine::run() returns; the reason is thrown by rethrow_actor_failure().
+// Ends the simulation, from an actor or from outside any (maestro callbacks): kills every
+// actor, so that Engine::run() returns; the reason is thrown by rethrow_actor_failure(). From
+// maestro the kill is made by an actor started for it, at the same simulated time (engine.cpp).
 void stop_simulation(std::exception_ptr reason);
 
 } // namespace mlsim
