@@ -9,6 +9,8 @@
 #include "sim/validate/pytorch_validate.hpp"
 #include "sim/validate/scenario_yaml.hpp"
 
+#include "tests/validate_fixtures.hpp"
+
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -162,13 +164,6 @@ JobConfig torch_job(int workers, double step_s) {
   c.step_s = step_s;
   return c;
 }
-JobInputs one_image() {
-  JobInputs in;
-  in.files = {"a.jpg"};
-  in.mean_bytes = 1e5;
-  in.mean_pixels = 1.875e5;
-  return in;
-}
 } // namespace
 
 TEST(PytorchClient, LoaderBoundConfigurationSimulatesToItsClosedForm) {
@@ -176,7 +171,7 @@ TEST(PytorchClient, LoaderBoundConfigurationSimulatesToItsClosedForm) {
   const std::string path = temp_path("torch-profile.yaml");
   write_profile(p, path);
   const JobConfig c = torch_job(1, 0.010);
-  const JobInputs in = one_image();
+  const JobInputs in = mlsim::fixtures::one_500x375_image();
   EXPECT_NEAR(torch_batch_cost_s(p, c, in), 16 * 2.5e-3 + 4e-3, 1e-12);
   // One worker: a batch every 16 x 2.5 + 4 ms (+ its files read over the RAM bus); the emulated
   // accelerator sleeps 10 ms of each; the receive is part of the wait.
@@ -198,7 +193,7 @@ TEST(PytorchClient, DeviceBoundConfigurationPaysTheReceiveInsideNext) {
   const std::string path = temp_path("torch-profile-latency.yaml");
   write_profile(p, path);
   const JobConfig c = torch_job(3, 0.060);
-  const JobInputs in = one_image();
+  const JobInputs in = mlsim::fixtures::one_500x375_image();
   const Prediction r = mlsim_simulator_predictor(p, path, {5, 20})(c, in);
   std::filesystem::remove(path);
   // The nominal accelerator's serialised copy of the 16 x 224 x 224 x 3 fp32 batch over PCIe 5.0 x16

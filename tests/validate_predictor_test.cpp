@@ -3,6 +3,8 @@
 #include "sim/validate/scenario_yaml.hpp"
 #include "sim/validate/validate.hpp"
 
+#include "tests/validate_fixtures.hpp"
+
 #include <gtest/gtest.h>
 
 using namespace mlsim::validate;
@@ -29,24 +31,17 @@ JobConfig cfg(int k, int layers) {
   c.batch_size = 16;
   return c;
 }
-JobInputs inputs() {
-  JobInputs in;
-  in.files = {"a.jpg"};
-  in.mean_bytes = 1e5;
-  in.mean_pixels = 1.875e5;
-  return in;
-}
 } // namespace
 
 TEST(ValidatePredictor, CostsAddUpPerBatch) {
-  JobCosts c = job_costs(hand_profile(), cfg(1, 1), inputs());
+  JobCosts c = job_costs(hand_profile(), cfg(1, 1), mlsim::fixtures::one_500x375_image());
   EXPECT_NEAR(c.loader_s, 0.040, 1e-12);
   EXPECT_NEAR(c.consumer_s, 0.010, 1e-12);
 }
 
 TEST(ValidatePredictor, OneLoaderIsTheBottleneck) {
   // X = min(1/40ms, 1/10ms, 2/50ms) = 25 batches/s = 400 samples/s; the consumer computes 10 of every 40 ms.
-  Prediction p = closed_form_prediction(hand_profile(), cfg(1, 1), inputs());
+  Prediction p = closed_form_prediction(hand_profile(), cfg(1, 1), mlsim::fixtures::one_500x375_image());
   EXPECT_NEAR(p.throughput, 400.0, 1e-9);
   EXPECT_NEAR(p.stall, 0.75, 1e-9);
   EXPECT_EQ(p.bottleneck, "loader");
@@ -55,26 +50,26 @@ TEST(ValidatePredictor, OneLoaderIsTheBottleneck) {
 TEST(ValidatePredictor, TwoLoadersAreCoreBound) {
   // X = min(2 * (2/3) / 40ms = 33.3, 1/10ms, 2/50ms = 40) = 33.3/s: three threads share two cores.
   // The consumer runs at 2/3 speed next to two busy loaders: stall = 1 - 33.3 * 10ms / (2/3) = 0.5.
-  Prediction p = closed_form_prediction(hand_profile(), cfg(2, 1), inputs());
+  Prediction p = closed_form_prediction(hand_profile(), cfg(2, 1), mlsim::fixtures::one_500x375_image());
   EXPECT_NEAR(p.throughput, 16.0 * 100.0 / 3.0, 1e-9);
   EXPECT_NEAR(p.stall, 0.5, 1e-9);
 }
 
 TEST(ValidatePredictor, HeavyConsumerNeverWaits) {
   // Consumer 100 ms per batch; 4 loaders: X = min(4*(2/5)/40ms = 40, speed(2)=1 / 100ms = 10, 2/140ms) = 10/s.
-  Prediction p = closed_form_prediction(hand_profile(), cfg(4, 10), inputs());
+  Prediction p = closed_form_prediction(hand_profile(), cfg(4, 10), mlsim::fixtures::one_500x375_image());
   EXPECT_NEAR(p.throughput, 160.0, 1e-9);
   EXPECT_EQ(p.stall, 0.0);
   EXPECT_EQ(p.bottleneck, "consumer");
 }
 
 TEST(ValidatePredictor, BackgroundLoadSlowsTheJob) {
-  JobInputs busy = inputs();
+  JobInputs busy = mlsim::fixtures::one_500x375_image();
   busy.background_cores = 1.0; // one always-runnable thread of another tenant
   // One loader + consumer + 1 background thread on 2 cores: each runs at 2/3.
   Prediction p = closed_form_prediction(hand_profile(), cfg(1, 1), busy);
   EXPECT_NEAR(p.throughput, 400.0 * 2.0 / 3.0, 1e-9);
-  EXPECT_LT(p.throughput, closed_form_prediction(hand_profile(), cfg(1, 1), inputs()).throughput);
+  EXPECT_LT(p.throughput, closed_form_prediction(hand_profile(), cfg(1, 1), mlsim::fixtures::one_500x375_image()).throughput);
 }
 
 TEST(ValidatePredictor, SummaryTakesMedianAndMaxOfAbsoluteErrors) {
@@ -86,7 +81,7 @@ TEST(ValidatePredictor, SummaryTakesMedianAndMaxOfAbsoluteErrors) {
 TEST(ValidateScenario, YamlNamesTheProfileAndTheConfiguration) {
   JobConfig c = cfg(3, 12);
   c.prefetch_depth = 4;
-  std::string y = scenario_yaml(c, inputs(), hand_profile(), "profiles/vm.yaml", RunLength{5, 45});
+  std::string y = scenario_yaml(c, mlsim::fixtures::one_500x375_image(), hand_profile(), "profiles/vm.yaml", RunLength{5, 45});
   EXPECT_NE(y.find("preset: \"profiles/vm.yaml\""), std::string::npos);
   EXPECT_NE(y.find("workers: 3"), std::string::npos);
   EXPECT_NE(y.find("prefetch: 7"), std::string::npos); // queue depth 4 + one batch held by each of 3 loaders
