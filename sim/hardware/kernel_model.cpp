@@ -71,6 +71,41 @@ GemmTiming gemm_time(const KernelParams& p, bool matrix_path, double m, double n
   return best;
 }
 
+WinogradTiming winograd_conv_time(const KernelParams& p, const WinogradConv& c, FlopsPerSec peak, double fraction,
+                                  BytesPerSec memory_rate, Seconds launch) {
+  WinogradTiming best;
+  bool first = true;
+  auto over_hbm = [&](Bytes b) { return p.memory_latency + b / memory_rate; };
+  auto moved = [&](double elements) { return over_hbm(Bytes(elements * c.element_bytes)); };
+  for (int m : {2, 4}) {
+    const double points = (m + 2.0) * (m + 2.0);
+    const double tiles = c.batch * std::ceil(c.out_height / m) * std::ceil(c.out_width / m);
+    // Forward / data gradient: per point, [tiles x C_in] x [C_in x C_out]; weight gradient: [C_in x tiles] x
+    // [tiles x C_out]. The batch of `points` GEMMs counts into m, as gemm_view does for batched GEMMs.
+    GemmTiming g = c.weight_gradient
+                       ? gemm_time(p, false, points * c.in_channels, c.out_channels, tiles, peak, fraction, memory_rate)
+                       : gemm_time(p, false, points * tiles, c.out_channels, c.in_channels, peak, fraction, memory_rate);
+    const double x = c.batch * c.out_height * c.out_width * c.in_channels; // stride 1, same padding: H x W in and out
+    const double y = c.batch * c.out_height * c.out_width * c.out_channels;
+    const double u = points * tiles * c.in_channels, v = points * tiles * c.out_channels;
+    // Non-fused: transform both operands into HBM, the GEMMs read them, then the inverse transform (forward and data
+    // gradient) or a small filter-sized result (weight gradient).
+    Seconds unfused = c.weight_gradient
+                          ? moved(x + u) + moved(y + v) + max(g.total(), moved(u + v)) + launch * 2.0
+                          : moved(x + u) + max(g.total(), moved(u + v)) + moved(v + y) + launch * 2.0;
+    WinogradTiming t{unfused, m, false, g};
+    if (first || t.total < best.total)
+      best = t;
+    first = false;
+    if (m == 2 && !c.weight_gradient) { // the fused kernel keeps the 4x4 transformed tiles on chip
+      WinogradTiming f{max(g.total(), over_hbm(c.direct_bytes)), m, true, g};
+      if (f.total < best.total)
+        best = f;
+    }
+  }
+  return best;
+}
+
 Seconds memory_time(const KernelParams& p, Bytes bytes, BytesPerSec bandwidth) {
   if (bandwidth.value() <= 0 || bytes.value() <= 0)
     return Seconds(0.0);

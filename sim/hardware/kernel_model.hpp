@@ -21,6 +21,20 @@
 // large, square, full-wave GEMM reaches (published kernel benchmarks).
 // Memory-bound kernels: t = memory_latency + bytes / (fraction_mem * HBM peak),
 // so a small kernel sees less than the asymptotic bandwidth.
+// Winograd convolution F(m x m, 3x3) (Lavin & Gray, "Fast Algorithms for
+// Convolutional Neural Networks", CVPR 2016), which cuDNN offers for 3x3
+// stride-1 convolutions (CUDNN_CONVOLUTION_{FWD,BWD_DATA}_ALGO_WINOGRAD and
+// _WINOGRAD_NONFUSED, BWD_FILTER_ALGO_WINOGRAD_NONFUSED; cuDNN API reference):
+// the output is cut into T = batch x ceil(H/m) x ceil(W/m) tiles; each tile's
+// a = (m+2)^2 transformed points are a batch of a GEMMs T x C_out x C_in, so
+// the multiplies drop by 9 m^2 / a (2.25 for m = 2, 4 for m = 4).
+//   fused (m = 2; forward and data gradient): transforms in shared memory,
+//     t = max(gemm(a T, C_out, C_in), memory of the direct kernel)
+//   non-fused (m = 2 or 4; also the weight gradient): three kernels through HBM,
+//     t = mem(x + U) + max(gemm, mem(U + M)) + mem(M + y),
+//     U = a T C_in, M = a T C_out transformed elements (fp32)
+// The GEMMs run as the vector path's tiles at its fraction (they are batched
+// SGEMMs). Ignores the transforms' arithmetic and the filter transform.
 // References: NVIDIA, "Matrix Multiplication Background User's Guide"
 // (tile and wave quantisation, typical cuBLAS tiles); Williams et al.,
 // "Roofline", CACM 52(4), 2009. Ignores: L2 reuse across tiles, clocks under
@@ -69,6 +83,25 @@ struct GemmTiming {
 // GEMM, with that path's tiles; `memory_rate` carries split-k partial sums.
 GemmTiming gemm_time(const KernelParams& p, bool matrix_path, double m, double n, double k, FlopsPerSec peak,
                      double fraction, BytesPerSec memory_rate);
+
+// A 3x3 stride-1 convolution (or its data or weight gradient) on the vector path.
+struct WinogradConv {
+  double batch = 0, out_height = 0, out_width = 0; // of the activation the 3x3 window slides over
+  double in_channels = 0, out_channels = 0;        // C_in (read) and C_out (written) of this pass
+  bool weight_gradient = false;                    // the GEMMs reduce over tiles into C_in x C_out
+  Bytes direct_bytes{0.0};                         // what the direct kernel moves (the fused kernel's traffic)
+  double element_bytes = 4.0;                      // of the activations and transformed tiles
+};
+struct WinogradTiming {
+  Seconds total{0.0};
+  int tile = 0;      // m of F(m x m, 3x3)
+  bool fused = false;
+  GemmTiming gemm;   // the batched GEMM of the transformed points
+};
+// The fastest Winograd variant cuDNN offers for this pass (as its autotuner picks among them), at `fraction`
+// of the vector `peak`; `launch` is paid per kernel beyond the first.
+WinogradTiming winograd_conv_time(const KernelParams& p, const WinogradConv& c, FlopsPerSec peak, double fraction,
+                                  BytesPerSec memory_rate, Seconds launch);
 
 // A memory-bound kernel moving `bytes` over HBM of peak `bandwidth`.
 Seconds memory_time(const KernelParams& p, Bytes bytes, BytesPerSec bandwidth);

@@ -62,6 +62,7 @@ Op weight_gradient(const Op& fwd) {
   b.in_elements = fwd.out_elements + fwd.in_elements; // output gradient and saved input
   b.out_elements = 0.0;
   b.param_elements = fwd.owned_parameters; // writes the weight gradient
+  b.weight_gradient = true;
   return b;
 }
 

@@ -72,6 +72,8 @@ LayerOutput conv(const LayerSpec& l, const Shape& in, long batch, bool transpose
   long positions = transpose ? h * w : ho * wo; // GEMM rows per sample: the positions the kernel is applied at
   op.dims = {{"batch", batch}, {"m", batch * positions}, {"n", cout}, {"k", cin * k * k},
              {"in_channels", cin}, {"out_channels", cout}};
+  if (!transpose) // what decides whether cuDNN offers Winograd (3x3, stride 1) and its tile count
+    op.dims.insert({{"kernel_size", k}, {"stride", s}, {"out_height", ho}, {"out_width", wo}});
   op.flops = Flops(2.0 * static_cast<double>(batch) * positions * cout * cin * k * k);
   op.in_elements = elements(in) * static_cast<double>(batch);
   op.out_elements = elements(out.shape) * static_cast<double>(batch);

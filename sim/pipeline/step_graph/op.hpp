@@ -60,6 +60,7 @@ struct Op {
   DType param_dtype = DType::fp32;   // dtype of the weights it reads or the gradients it writes
   bool forced_vector_path = false;   // the software stack keeps it off the matrix path
   bool nchw_activations = false;     // a conv whose activations are NCHW: tensor-core kernels transpose them
+  bool weight_gradient = false;      // a matmul/conv computing its weights' gradient (wgrad)
   std::string note;                  // why it exists, for casts: "mixed precision", "stack fp32 fallback"
 
   // Parameters owned by this op (forward ops only): their gradients are all-reduced.

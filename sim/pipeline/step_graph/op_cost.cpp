@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -39,17 +40,33 @@ double matrix_unit_padding(const Op& op, const AcceleratorSpec& acc) {
 }
 
 namespace {
+double dim(const Op& op, const char* name) {
+  auto it = op.dims.find(name);
+  return it == op.dims.end() ? 0.0 : static_cast<double>(it->second);
+}
+
 // The op as one GEMM m x n x k: a batched GEMM (FLOPs > 2mnk) counts its extra multiplicity into m.
 bool gemm_view(const Op& op, double& m, double& n, double& k) {
-  auto get = [&](const char* name) {
-    auto it = op.dims.find(name);
-    return it == op.dims.end() ? 0.0 : static_cast<double>(it->second);
-  };
-  m = get("m"), n = get("n"), k = get("k");
+  m = dim(op, "m"), n = dim(op, "n"), k = dim(op, "k");
   if (!is_matrix_kind(op.kind) || m <= 0 || n <= 0 || k <= 0)
     return false;
   m *= std::max(1.0, op.flops.value() / (2.0 * m * n * k));
   return true;
+}
+
+// cuDNN offers Winograd for 3x3 stride-1 convolutions and its autotuner (cudnn.benchmark, TensorFlow's default)
+// takes it when it is faster than the implicit GEMM. Only on the vector path: cuDNN's tensor-core convolutions are
+// implicit GEMMs.
+std::optional<WinogradTiming> winograd(const Op& op, const AcceleratorSpec& acc, bool matrix_path, FlopsPerSec peak,
+                                       double fraction, Bytes bytes) {
+  auto get = [&](const char* name) { return dim(op, name); };
+  const KernelParams& kp = acc.kernels;
+  if (op.kind != OpKind::conv || matrix_path || !kp.has_tiles() || kp.vector_tiles.empty() ||
+      acc.matrix_unit_size > 0 || get("kernel_size") != 3 || get("stride") != 1 || get("out_height") <= 0)
+    return std::nullopt;
+  WinogradConv c{get("batch"), get("out_height"), get("out_width"), get("in_channels"), get("out_channels"),
+                 op.weight_gradient, bytes, element_size(op.in_dtype).value()};
+  return winograd_conv_time(kp, c, peak, fraction, acc.memory_bandwidth * kp.memory_fraction, acc.launch_overhead);
 }
 
 std::string gemm_why(const GemmTiming& g, int sms) {
@@ -89,10 +106,17 @@ OpCost cost_device_op(const Op& op, const AcceleratorSpec& acc) {
                         acc.matrix_unit_size, 100 * c.matrix_unit_utilization);
   }
   Seconds memory = memory_time(kp, c.bytes, acc.memory_bandwidth);
+  Seconds body = max(compute, memory);
   if (memory > compute)
     c.why = fmt::format("memory-bound: {} at {:.0f} % of HBM bandwidth", format_bytes(c.bytes),
                         100 * kp.memory_fraction);
-  c.duration = acc.launch_overhead + max(compute, memory) / acc.efficiency_for(to_string(op.kind));
+  if (auto w = winograd(op, acc, c.matrix_path, c.peak, fraction, c.bytes); w && w->total < body) {
+    body = w->total;
+    c.why = fmt::format("Winograd F({0}x{0},3x3){1}: {2:.2f}x fewer multiplies; ", w->tile,
+                        w->fused ? " fused" : " in 3 kernels", 9.0 * w->tile * w->tile / ((w->tile + 2.0) * (w->tile + 2.0))) +
+            gemm_why(w->gemm, kp.sm_count);
+  }
+  c.duration = acc.launch_overhead + body / acc.efficiency_for(to_string(op.kind));
   if (c.matrix_path && op.nchw_activations && acc.matrix_unit_size == 0) {
     // cuDNN's tensor-core convolutions compute in NHWC: each activation it reads or writes in NCHW is
     // transposed by a kernel of its own that reads and writes it once.
