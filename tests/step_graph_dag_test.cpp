@@ -75,3 +75,64 @@ TEST(StepGraphDag, BackwardIsTwiceForwardExceptTheFirstLayersInputGradient) {
   EXPECT_DOUBLE_EQ(t.gradients[0].parameters, 200.0 * 10 + 10);
   topological_order(t.graph); // still a DAG
 }
+
+namespace {
+LayerSpec layer(const std::string& type, const std::string& name, std::vector<std::string> inputs = {}) {
+  LayerSpec l;
+  l.type = type;
+  l.name = name;
+  l.inputs = std::move(inputs);
+  l.activation = type == "activation" ? "relu" : "";
+  return l;
+}
+TrainingGraph residual_block() {
+  // dense -> relu "a" -> relu "b" -> add(a, b): a's output is read by b and by the add (a fork), as a ResNet
+  // block's input is read by its branch and its shortcut.
+  ForwardGraph fg = build_forward_graph({dense("p", 64), layer("activation", "a"), layer("activation", "b"),
+                                         layer("add", "s", {"a", "b"}), dense("out", 4)},
+                                        {64}, 2);
+  OpGraph typed = apply_precision(fg.graph, PrecisionPolicy::fp32, StackProfile{}, DType::fp32);
+  return add_backward_and_optimizer(typed, Optimizer::sgd, DType::fp32);
+}
+const Op* find(const TrainingGraph& t, const std::string& name) {
+  for (const auto& op : t.graph.ops)
+    if (op.name == name)
+      return &op;
+  return nullptr;
+}
+} // namespace
+
+// PyTorch autograd: an add's backward hands the output gradient to each input unchanged (no kernel); where one
+// output is read by two ops their two gradients are summed once (one add: reads 2 tensors, writes 1).
+TEST(StepGraphDag, AnAddPassesItsGradientThroughAndAForkSumsItsGradientsOnce) {
+  TrainingGraph t = residual_block();
+  for (const auto& op : t.graph.ops)
+    EXPECT_EQ(op.name.find("s/add/"), std::string::npos) << op.name << ": the add's backward launches nothing";
+  const Op* sum = find(t, "a/relu/grad_sum");
+  ASSERT_NE(sum, nullptr);
+  EXPECT_DOUBLE_EQ(sum->in_elements, 2.0 * 64 * 2);
+  EXPECT_DOUBLE_EQ(sum->out_elements, 64.0 * 2);
+  EXPECT_EQ(find(t, "b/relu/grad_sum"), nullptr); // b's output has one reader
+  // The relu's gradient waits for the sum, and the sum for both branches' gradients.
+  size_t sum_index = static_cast<size_t>(sum - t.graph.ops.data());
+  EXPECT_EQ(t.graph.producers(sum_index).size(), 2u);
+}
+
+// A batch norm's backward (PyTorch's batch_norm_backward_reduce, then batch_norm_backward_elemt; cuDNN's is
+// alike): the reduction reads the input and the output gradient, the elementwise pass reads both again and
+// writes the input gradient -- 5 tensor passes, as the forward's 3 (statistics read, normalise read + write).
+TEST(StepGraphDag, BatchNormBackwardMakesFiveTensorPasses) {
+  LayerSpec conv = layer("conv2d", "c");
+  conv.filters = 16;
+  ForwardGraph fg = build_forward_graph({conv, layer("batch_norm", "bn")}, {8, 8, 16}, 4);
+  OpGraph typed = apply_precision(fg.graph, PrecisionPolicy::fp32, StackProfile{}, DType::fp32);
+  TrainingGraph t = add_backward_and_optimizer(typed, Optimizer::sgd, DType::fp32);
+  const Op* fwd = find(t, "bn/batch_norm");
+  const Op* bwd = find(t, "bn/batch_norm/grad");
+  ASSERT_NE(fwd, nullptr);
+  ASSERT_NE(bwd, nullptr);
+  const double tensor = 8.0 * 8 * 16 * 4;
+  EXPECT_DOUBLE_EQ(fwd->in_elements + fwd->out_elements, 3 * tensor);
+  EXPECT_DOUBLE_EQ(bwd->in_elements, 4 * tensor);
+  EXPECT_DOUBLE_EQ(bwd->out_elements, tensor);
+}

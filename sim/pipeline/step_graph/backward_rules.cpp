@@ -76,6 +76,24 @@ Op generic_gradient(const Op& fwd) {
     b.out_elements = fwd.in_elements;
     b.param_elements = fwd.owned_parameters; // parameter gradients (norm scales, embedding tables)
   }
+  if (fwd.statistics_pass) { // a reduction pass over input and output gradient, then the elementwise pass
+    b.in_elements = 2.0 * fwd.out_elements + fwd.in_elements; // fwd.in_elements counts the input twice already
+    b.out_elements = fwd.out_elements;
+  }
+  return b;
+}
+
+// The sum of the gradients that reach an output read by several ops (autograd accumulates them, one add each).
+Op gradient_sum(const Op& fwd, size_t gradients) {
+  Op b = backward_of(fwd, "grad_sum");
+  b.kind = OpKind::elementwise;
+  b.in_dtype = b.out_dtype = b.compute_dtype = fwd.out_dtype;
+  b.in_elements = fwd.out_elements * static_cast<double>(gradients);
+  b.out_elements = fwd.out_elements;
+  b.param_elements = 0.0;
+  b.flops = Flops(fwd.out_elements * static_cast<double>(gradients - 1));
+  b.dims.clear();
+  b.statistics_pass = b.gradient_passes_through = false;
   return b;
 }
 } // namespace
@@ -109,6 +127,16 @@ TrainingGraph add_backward_and_optimizer(const OpGraph& forward, Optimizer optim
         if (u != kNone)
           upstream.push_back(u);
       }
+    if (upstream.size() > 1) {
+      size_t sum = g.add(gradient_sum(fwd, upstream.size()));
+      for (size_t u : upstream)
+        g.connect(u, sum);
+      upstream = {sum};
+    }
+    if (fwd.gradient_passes_through) {
+      grad_in[r] = grad_w[r] = upstream.empty() ? kNone : upstream.front();
+      continue;
+    }
     bool upstream_needs = false;
     for (size_t p : forward.producers(r))
       upstream_needs = upstream_needs || needs_grad[p];

@@ -6,7 +6,12 @@
 //   cast: the gradient is cast back the other way (same element count).
 //   other ops: one op with the forward FLOPs that reads the output gradient
 //     and the saved input and writes the input gradient (and parameter
-//     gradients, e.g. layer-norm scales).
+//     gradients, e.g. layer-norm scales). A normalisation's backward reads
+//     both twice (a reduction pass, then the elementwise pass: PyTorch's
+//     batch_norm_backward_reduce + batch_norm_backward_elemt).
+//   add: no kernel; autograd hands the output gradient to every input.
+//   an output read by k > 1 ops: one add summing the k gradients (autograd's
+//     accumulation), read k tensors, write 1.
 //   optimizer: one update per parameter tensor group, reading the weights,
 //     gradient and optimizer state and writing weights and state.
 // The backward graph mirrors the forward one: a forward edge u -> v becomes

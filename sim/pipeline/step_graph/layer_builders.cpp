@@ -125,6 +125,7 @@ LayerOutput normalization(const LayerSpec& l, const Shape& in, long batch, Preci
   out.shape = in;
   Op op = base_op(l, l.type, OpKind::reduction, pc);
   op.in_elements = 2.0 * elements(in) * static_cast<double>(batch); // statistics pass + normalising pass
+  op.statistics_pass = true;
   op.out_elements = elements(in) * static_cast<double>(batch);
   op.flops = Flops(5.0 * elements(in) * static_cast<double>(batch));
   op.owned_parameters = params;
@@ -214,6 +215,7 @@ LayerOutput build_layer(const LayerSpec& l, const std::vector<Shape>& inputs, lo
         bad_shape(l, "inputs of one shape " + to_string(in), s);
     out.ops.push_back(elementwise(l, "add", elements(in), batch, inputs.size() - 1.0,
                                   static_cast<double>(inputs.size())));
+    out.ops.back().gradient_passes_through = true;
   } else if (t == "concat") {
     double total = 0.0;
     for (const auto& s : inputs) {

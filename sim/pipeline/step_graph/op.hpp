@@ -61,6 +61,8 @@ struct Op {
   bool forced_vector_path = false;   // the software stack keeps it off the matrix path
   bool nchw_activations = false;     // a conv whose activations are NCHW: tensor-core kernels transpose them
   bool weight_gradient = false;      // a matmul/conv computing its weights' gradient (wgrad)
+  bool statistics_pass = false;      // a normalisation: reads its input once for statistics, once to normalise
+  bool gradient_passes_through = false; // an add: autograd hands its output's gradient to its inputs, no kernel
   std::string note;                  // why it exists, for casts: "mixed precision", "stack fp32 fallback"
 
   // Parameters owned by this op (forward ops only): their gradients are all-reduced.

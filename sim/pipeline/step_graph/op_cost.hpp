@@ -14,6 +14,8 @@
 //         a launch per activation tensor it reads or writes (input, output) + memory_latency + 2 x their
 //         bytes / rate: the transposes to and from NHWC that cuDNN runs around its tensor-core kernels (NVIDIA,
 //         "Convolutional Layers User's Guide", Tensor Layouts In Memory: NCHW vs NHWC)
+//   a 3x3 stride-1 conv on the vector path: the faster of that and cuDNN's
+//         Winograd kernels (kernel_model.hpp, winograd_conv_time)
 // The path: matmul/conv whose compute dtype has a matrix peak take the matrix
 // path if the tensor-core alignment rule holds (or always, padded, on a
 // matrix unit) and the stack does not keep them off it; everything else runs
