@@ -78,10 +78,7 @@ TEST(StepGraphDag, BackwardIsTwiceForwardExceptTheFirstLayersInputGradient) {
 
 namespace {
 LayerSpec layer(const std::string& type, const std::string& name, std::vector<std::string> inputs = {}) {
-  LayerSpec l;
-  l.type = type;
-  l.name = name;
-  l.inputs = std::move(inputs);
+  LayerSpec l = make_layer(type, name, std::move(inputs));
   l.activation = type == "activation" ? "relu" : "";
   return l;
 }

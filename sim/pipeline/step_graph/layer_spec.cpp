@@ -1,6 +1,7 @@
 #include "sim/pipeline/step_graph/layer_spec.hpp"
 
 #include <map>
+#include <utility>
 
 namespace mlsim {
 
@@ -47,6 +48,14 @@ const std::vector<std::string>& layer_types() {
     return n;
   }();
   return names;
+}
+
+LayerSpec make_layer(const std::string& type, const std::string& name, std::vector<std::string> inputs) {
+  LayerSpec l;
+  l.type = type;
+  l.name = name;
+  l.inputs = std::move(inputs);
+  return l;
 }
 
 } // namespace mlsim

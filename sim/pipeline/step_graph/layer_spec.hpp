@@ -40,6 +40,9 @@ struct LayerSpec {
   std::string loss = "softmax_crossentropy"; // loss
 };
 
+// A layer of `type` named `name` reading `inputs` (empty: the previous layer), every other field at its default.
+LayerSpec make_layer(const std::string& type, const std::string& name, std::vector<std::string> inputs = {});
+
 // The layer types the builders know.
 const std::vector<std::string>& layer_types();
 

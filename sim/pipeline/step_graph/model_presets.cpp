@@ -9,10 +9,7 @@ namespace {
 
 // Small constructors so the layer lists below read like the papers' tables.
 LayerSpec layer(const std::string& type, const std::string& name, std::vector<std::string> inputs = {}) {
-  LayerSpec l;
-  l.type = type;
-  l.name = name;
-  l.inputs = std::move(inputs);
+  LayerSpec l = make_layer(type, name, std::move(inputs));
   if (type.ends_with("pool"))
     l.padding = "valid";
   return l;

@@ -9,11 +9,7 @@ namespace mlsim {
 namespace {
 
 LayerSpec make(const std::string& type, const std::string& name, std::vector<std::string> inputs = {}) {
-  LayerSpec l;
-  l.type = type;
-  l.name = name;
-  l.inputs = std::move(inputs);
-  return l;
+  return make_layer(type, name, std::move(inputs));
 }
 LayerSpec dense(const std::string& name, long units, const std::string& act = "") {
   LayerSpec l = make("dense", name);
