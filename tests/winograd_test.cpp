@@ -28,7 +28,9 @@ Op implicit_gemm_only(Op op) {
   op.dims.erase("kernel_size");
   return op;
 }
-double body(const Op& op, const AcceleratorSpec& a) { return (cost_device_op(op, a).duration - a.launch_overhead).value(); }
+double body(const Op& op, const AcceleratorSpec& a) {
+  return (cost_device_op(op, a).duration - a.launch_overhead).value();
+}
 } // namespace
 
 // A compute-bound 3x3 conv (256 -> 256 channels, 56x56, batch 64): the best Winograd variant saves at least the

@@ -83,8 +83,8 @@ WinogradTiming winograd_conv_time(const KernelParams& p, const WinogradConv& c, 
     // Forward / data gradient: per point, [tiles x C_in] x [C_in x C_out]; weight gradient: [C_in x tiles] x
     // [tiles x C_out]. The batch of `points` GEMMs counts into m, as gemm_view does for batched GEMMs.
     GemmTiming g = c.weight_gradient
-                       ? gemm_time(p, false, points * c.in_channels, c.out_channels, tiles, peak, fraction, memory_rate)
-                       : gemm_time(p, false, points * tiles, c.out_channels, c.in_channels, peak, fraction, memory_rate);
+        ? gemm_time(p, false, points * c.in_channels, c.out_channels, tiles, peak, fraction, memory_rate)
+        : gemm_time(p, false, points * tiles, c.out_channels, c.in_channels, peak, fraction, memory_rate);
     const double x = c.batch * c.out_height * c.out_width * c.in_channels; // stride 1, same padding: H x W in and out
     const double y = c.batch * c.out_height * c.out_width * c.out_channels;
     const double u = points * tiles * c.in_channels, v = points * tiles * c.out_channels;

@@ -112,8 +112,9 @@ OpCost cost_device_op(const Op& op, const AcceleratorSpec& acc) {
                         100 * kp.memory_fraction);
   if (auto w = winograd(op, acc, c.matrix_path, c.peak, fraction, c.bytes); w && w->total < body) {
     body = w->total;
+    const double cut = 9.0 * w->tile * w->tile / ((w->tile + 2.0) * (w->tile + 2.0)); // multiplies saved
     c.why = fmt::format("Winograd F({0}x{0},3x3){1}: {2:.2f}x fewer multiplies; ", w->tile,
-                        w->fused ? " fused" : " in 3 kernels", 9.0 * w->tile * w->tile / ((w->tile + 2.0) * (w->tile + 2.0))) +
+                        w->fused ? " fused" : " in 3 kernels", cut) +
             gemm_why(w->gemm, kp.sm_count);
   }
   c.duration = acc.launch_overhead + body / acc.efficiency_for(to_string(op.kind));
