@@ -11,8 +11,9 @@
 // `fusion`: how the framework fuses kernels (none | xla | xla_gpu | torch_compile; fusion.hpp).
 // `allocator: {block, segment}`: the device allocator's rounding (allocator_rounding.hpp;
 // default PyTorch's caching allocator, 512 B blocks and 2 MiB segments).
-// Presets: sim/hardware/presets/stacks.yaml. Ignores: per-kernel algorithm choice
-// (cuDNN autotuning).
+// Presets: sim/hardware/presets/stacks.yaml. Ignores: cuDNN's algorithm choice
+// beyond Winograd for 3x3 convs (sim/hardware/kernel_model.hpp); the optimizer's
+// kernel count (PyTorch 1.x's torch.optim loops over tensors, 2.x uses foreach).
 #pragma once
 
 #include "sim/pipeline/step_graph/allocator_rounding.hpp"
