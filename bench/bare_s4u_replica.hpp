@@ -4,14 +4,17 @@
 // accelerator's buffer has a free slot; `chunks` readers each read their chunk from the disk
 // (its accesses and bytes shared with the other reads in flight, then the per-request latency),
 // served as mlsim serves it: sim/hardware/disk_server.hpp is itself plain s4u (one actor per disk,
-// semaphores and timeouts), so the replica uses it as it is; `chunks` workers run a chunk's CPU work on their own core host and the
-// last one of a batch hands it to the 8 trainers; a trainer copies its batch over its PCIe link,
+// semaphores and timeouts), so the replica uses it as it is; `chunks` workers run a chunk's CPU work
+// on the node's cores, served as mlsim serves them (sim/hardware/core_server.hpp, plain s4u as well:
+// one actor per node, the epyc-7742's 128 cores at speed 1, no co-running slowdown, the default
+// balance delay), and the last one of a batch hands it to the 8 trainers; a trainer copies its batch over its PCIe link,
 // runs the step on its accelerator host and sends its share of a ring all-reduce to the next
 // accelerator over NVLink, then waits at a barrier. Sample sizes are drawn as mlsim draws them
 // (lognormal, 110 kB mean), the costs are the bench scenario's, rounded. What it leaves out of
-// mlsim: recording, step bookkeeping, the CPU scheduler's run queues, the fast-forward monitor.
+// mlsim: recording, step bookkeeping, the fast-forward monitor.
 #pragma once
 
+#include "sim/hardware/core_server.hpp"
 #include "sim/hardware/disk_server.hpp"
 
 #include <simgrid/s4u.hpp>
@@ -70,9 +73,10 @@ inline Counts run(int argc, char** argv, int steps, int chunks = 128, int gpus =
   nvme.random_read_iops = 1e6;
   nvme.latency = mlsim::Seconds(20e-6);
   auto disk = std::make_shared<mlsim::DiskServer>(nvme, compute->create_host("disk", 7e9)->seal());
-  std::vector<sg4::Host*> cores, gpu;
-  for (int c = 0; c < chunks; ++c)
-    cores.push_back(compute->create_host("core" + std::to_string(c), 1e9)->seal());
+  std::vector<sg4::Host*> gpu;
+  mlsim::CpuSpec epyc;
+  epyc.cores = 128;
+  auto cores = std::make_shared<mlsim::CoreServer>(epyc, cpu);
   std::vector<sg4::Link*> nvlink;
   for (int g = 0; g < gpus; ++g) {
     gpu.push_back(net->create_host("gpu" + std::to_string(g), 1e9)->seal());
@@ -136,9 +140,7 @@ inline Counts run(int argc, char** argv, int steps, int chunks = 128, int gpus =
             s->release();
           continue;
         }
-        sg4::ExecPtr e = sg4::Exec::init();
-        e->set_flops_amount(per_chunk * per_sample_cpu * 1e9)->set_host(cores[static_cast<size_t>(w)])->start();
-        e->wait();
+        cores->run(mlsim::Seconds(per_chunk * per_sample_cpu));
         if (--(*left)[c.batch] == 0) {
           left->erase(c.batch);
           to_map->put({0, c.batch, true}, true);

@@ -24,7 +24,7 @@ std::vector<double> run_pieces(const CpuSpec& cpu, const std::vector<Piece>& pie
   auto engine = make_engine();
   auto* zone = sg4::create_full_zone("test");
   auto* pool = zone->create_host("node.cpu", cpu.core_speed * kWorkPerSecond)->set_core_count(cpu.cores)->seal();
-  CpuScheduler sched(zone, pool, cpu);
+  CpuScheduler sched(pool, cpu);
   zone->seal();
   std::vector<double> end(pieces.size(), -1.0);
   for (size_t i = 0; i < pieces.size(); ++i)

@@ -19,9 +19,9 @@ std::string job(int nodes) { return bench::scenario(nodes, 100, false); }
 TEST(LimitsScale, RouteTableHoldsOnlyHostsThatCommunicate) {
   SimulationSize z = estimate_size(load_scenario(ConfigNode::load_string(job(128), "job.yaml")));
   EXPECT_DOUBLE_EQ(z.hosts, 128.0 * (1 + 8));                // a CPU and 8 accelerators per node
-  EXPECT_DOUBLE_EQ(z.compute_hosts, 128.0 * (128 + 1 + 1)); // cores, RAM bus, one disk
-  EXPECT_DOUBLE_EQ(z.core_actors, 128.0);                    // one balancer per node
-  // Per node: a dispatcher, 128 readers, 128 workers, a balancer, 3 actors per accelerator.
+  EXPECT_DOUBLE_EQ(z.compute_hosts, 128.0 * (1 + 1));       // RAM bus, one disk (cores are no hosts)
+  EXPECT_DOUBLE_EQ(z.core_actors, 128.0);                    // one core server per node
+  // Per node: a dispatcher, 128 readers, 128 workers, a core server, 3 actors per accelerator.
   EXPECT_DOUBLE_EQ(z.actors, 128.0 * (1 + 128 + 128 + 1 + 3 * 8));
 }
 

@@ -25,8 +25,8 @@ double machine_memory() {
 // Mappings the process needs besides actor stacks (libraries, heap arenas, SimGrid's own).
 constexpr long kOtherMappings = 8192;
 
-// Hosts in the route table (platform.hpp): the node's CPU and its accelerators. Its cores, RAM bus and
-// disks only compute and are kept out of it.
+// Hosts in the route table (platform.hpp): the node's CPU and its accelerators. Its RAM bus and disks
+// only compute and are kept out of it.
 double node_hosts(const NodeSpec& n) { return 1.0 + n.accelerator_count; }
 
 // The index of a node group in hardware.nodes, for its keys.
@@ -115,10 +115,9 @@ SimulationSize estimate_size(const Scenario& s) {
   }
   for (const auto& n : s.nodes) {
     z.hosts += instances(n) * node_hosts(n);
-    const double cores = n.cpu.scheduling == CpuScheduling::per_core ? n.cpu.cores : 0;
-    z.compute_hosts += instances(n) * (cores + 1.0 + static_cast<double>(n.disks.size()));
+    z.compute_hosts += instances(n) * (1.0 + static_cast<double>(n.disks.size()));
     if (n.cpu.scheduling == CpuScheduling::per_core)
-      z.core_actors += instances(n); // one balancer per node (cpu_scheduler.hpp)
+      z.core_actors += instances(n); // one core server per node (core_server.hpp)
   }
   z.hosts += s.storage.present ? 1 : 0;
   z.actors = nodes + z.workers + z.readers + z.accelerator_actors + z.core_actors;
@@ -185,20 +184,20 @@ void check_simulable(const Scenario& s, const std::vector<StepPlan>& plans, cons
         if (s.pipeline.stages[i].kind == StageKind::read && s.pipeline.stages[i].parallelism > 0)
           key = "pipeline.stages." + std::to_string(i) + ".parallelism";
     }
-    if (z.core_actors > biggest) {
+    if (z.core_actors > biggest) { // one per node: the largest node count is the key
       biggest = z.core_actors;
       const NodeSpec* most = &t;
       for (const auto& n : s.nodes)
-        if (static_cast<double>(n.cpu.cores) * n.count > static_cast<double>(most->cpu.cores) * most->count)
+        if (n.count > most->count)
           most = &n;
-      key = node_key(s, *most) + (most->count > 1 ? ".count" : ".cpu.cores");
+      key = node_key(s, *most) + ".count";
     }
     if (z.accelerator_actors > biggest)
       key = node_key(s, t) + ".accelerators.count";
     fail_at(root, key,
             fmt::format("a scenario of at most {} simulated actors (a memory mapping each, under this machine's "
                         "vm.max_map_count)", actor_limit),
-            fmt::format("{:.0f} actors ({:.0f} pipeline workers, {:.0f} readers, {:.0f} core balancers, {:.0f} per "
+            fmt::format("{:.0f} actors ({:.0f} pipeline workers, {:.0f} readers, {:.0f} core servers, {:.0f} per "
                         "accelerator)", z.actors, z.workers, z.readers, z.core_actors, z.accelerator_actors));
   }
   if (z.hosts > kMaxHosts) {
@@ -212,12 +211,13 @@ void check_simulable(const Scenario& s, const std::vector<StepPlan>& plans, cons
             fmt::format("{:.0f} hosts", z.hosts));
   }
   if (z.compute_hosts > kMaxComputeHosts) {
+    auto hosts_of = [](const NodeSpec& n) { return (1.0 + static_cast<double>(n.disks.size())) * n.count; };
     const NodeSpec* most = &s.nodes.front();
     for (const auto& n : s.nodes)
-      if (static_cast<double>(n.cpu.cores) * n.count > static_cast<double>(most->cpu.cores) * most->count)
+      if (hosts_of(n) > hosts_of(*most))
         most = &n;
-    fail_at(root, node_key(s, *most) + (most->count > 1 ? ".count" : ".cpu.cores"),
-            fmt::format("a platform of at most {} simulated cores, RAM buses and disks", kMaxComputeHosts),
+    fail_at(root, node_key(s, *most) + (most->count > 1 ? ".count" : ".disks"),
+            fmt::format("a platform of at most {} simulated RAM buses and disks", kMaxComputeHosts),
             fmt::format("{:.0f}", z.compute_hosts));
   }
   if (z.batch_samples > kMaxBufferedSamples) {

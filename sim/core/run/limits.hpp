@@ -7,13 +7,13 @@
 //                     65530; `sysctl -w vm.max_map_count=...` raises the limit).
 //                     Per simulated trainer node (of every trainer group): 1 dispatcher + readers + workers;
 //                     per accelerator: a trainer, a communicator, a copier; per node: one
-//                     balancing actor (per_core scheduler).
+//                     core server (per_core scheduler, core_server.hpp).
 //   hosts             <= kMaxHosts: hosts that communicate are one full zone, which keeps a
 //                     route slot for every pair (hosts^2 x 8 bytes: 800 MB at 10,000).
-//                     Per node instance: its CPU and one per accelerator (cores, RAM and
-//                     disks are in a zone without routes).
-//   compute hosts     <= kMaxComputeHosts: per node its cores (per_core), RAM bus and disks;
-//                     each is a SimGrid host with its own resource.
+//                     Per node instance: its CPU and one per accelerator (RAM and disks are
+//                     in a zone without routes).
+//   compute hosts     <= kMaxComputeHosts: per node its RAM bus and disks; each is a SimGrid
+//                     host with its own resource (cores have none: core_server.hpp).
 //   buffered samples  <= kMaxBufferedSamples: sizes drawn for every batch in flight
 //                     ((prefetch + 1) x batch_size per accelerator) and a shuffle buffer's fill.
 //   memory estimate   <= half of this machine's RAM: route table + actor stacks + samples
@@ -32,7 +32,7 @@
 namespace mlsim {
 
 inline constexpr long kMaxHosts = 10000;
-inline constexpr long kMaxComputeHosts = 250000; // 1,024 nodes of 128 cores need ~134k
+inline constexpr long kMaxComputeHosts = 250000; // ~2 per node: far past what the actors allow
 inline constexpr double kMaxBufferedSamples = 1e7;
 inline constexpr double kMaxBatchCoreSeconds = 1e9; // ~32 years of one core per batch
 inline constexpr double kMaxBatchBytes = 1e15;      // 1 PB per batch
@@ -41,7 +41,7 @@ inline constexpr double kMaxStepSeconds = 1e9;
 struct SimulationSize {
   double actors = 0, workers = 0, readers = 0, core_actors = 0, accelerator_actors = 0;
   double hosts = 0;         // in the route table
-  double compute_hosts = 0; // cores, RAM buses, disks
+  double compute_hosts = 0; // RAM buses, disks
   double batch_samples = 0, shuffle_samples = 0;
   double memory_bytes = 0;
 };
