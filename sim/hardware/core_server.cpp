@@ -49,6 +49,7 @@ void CoreServer::run(Seconds core_seconds) {
   if (!(core_seconds.value() > 0))
     return;
   const long actor = sg4::this_actor::get_pid();
+  wait_if_every_core_busy(actor);
   WokenList woken;
   advance(sg4::Engine::get_clock(), woken);
   const long id = new_piece();
@@ -89,7 +90,22 @@ void CoreServer::run(Seconds core_seconds) {
     ran_dry(core);
   set_rate();
   changed();
+  last_end_[actor] = sg4::Engine::get_clock();
   resume(woken);
+}
+
+void CoreServer::wait_if_every_core_busy(long actor) {
+  if (!(spec_.busy_wake_delay.value() > 0))
+    return;
+  const double now = sg4::Engine::get_clock();
+  if (auto last = last_end_.find(actor); last != last_end_.end() && last->second == now)
+    return; // its previous piece ended at this instant: the thread never stopped running
+  WokenList woken;
+  advance(now, woken); // the queues as they are now (a pull may be due)
+  const bool every_core_busy = queues_.busy() == static_cast<int>(queues_.cores());
+  resume(woken);
+  if (every_core_busy)
+    sg4::this_actor::sleep_for(spec_.busy_wake_delay.value());
 }
 
 long CoreServer::new_piece() {

@@ -31,6 +31,7 @@
 #include <simgrid/forward.h>
 
 #include <deque>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -93,6 +94,7 @@ private:
   void ran_dry(size_t core);                   // `core`'s last piece left: it takes one now or after the delay
   void changed();                              // after a change: wakes the server if its timer is now late
   void set_rate() { rate_ = core_rate(queues_.busy()); }
+  void wait_if_every_core_busy(long actor);    // busy_wake_delay, for a thread that wakes (cpu_scheduler.hpp)
   long new_piece();
   void forget(long id);                        // its actor is gone (end of the simulation)
   static void resume(WokenList& woken);        // releases the ended pieces' actors, in order
@@ -106,6 +108,7 @@ private:
   std::deque<std::pair<size_t, double>> pulls_due_; // (core, when), in the order the cores ran dry
   std::vector<Piece> pieces_;                  // by id (a slot, reused once its actor resumed)
   std::vector<long> free_ids_;
+  std::map<long, double> last_end_;            // actor id -> when its last piece ended
   long arrivals_ = 0;
   double now_ = 0.0;                           // the time of work_
   double work_ = 0.0;                          // W at now_

@@ -17,6 +17,15 @@
 //   piece slows down or speeds up with its neighbours. One actor per node keeps
 //   the run queues and serves the pieces' times in closed form
 //   (core_server.hpp, run_queues.hpp); the balance pulls are its timed events.
+//   A thread that wakes (its actor's previous piece did not end at this
+//   instant) while every core runs work waits `busy_wake_delay` before its
+//   piece is placed: Linux (EEVDF) does not preempt the running thread at
+//   once but at the end of its slice or at a tick. `mlsim calibrate`
+//   measures it (host_bench.hpp: a 4 ms sleep next to a spinning thread on
+//   the same core oversleeps by ~3 ms at the median on the 2-core development
+//   VM, HZ 250, by ~0.1 ms with the core idle); the default 0 places it at
+//   once. A training loop that sleeps through the accelerator's step and
+//   then asks its busy workers for the next batch pays it every step.
 // Why not one fair pool (SimGrid's multi-core host, `scheduler: fair`): with
 // n > c runnable threads a fair pool gives each c/n of a core, but Linux
 // balances the number of threads per core and does not rotate them, so with
@@ -28,7 +37,8 @@
 // Ignores: the immediate pull after long idle periods (avg_idle above the
 // migration cost), the extra share Linux gives a thread waking from sleep on
 // a shared core (52-55 % instead of 50 % measured for validate's consumer),
-// wake-up latency (~45 us from an idle vCPU on the 2-core VM), cache-hot
+// wake-up latency on an idle core (~45 us on the 2-core VM), a woken thread
+// moving to a core that goes idle during its wait, cache-hot
 // checks, SMT, nice levels, NUMA; the co-running factor e is read at the
 // node level.
 #pragma once
