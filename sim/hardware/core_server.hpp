@@ -21,7 +21,9 @@
 // Every event due by `now` is applied by whichever actor touches the server first (an arrival, a
 // removal, or the server's own timer), in time order, ends before pulls at the same instant: the state
 // at an instant does not depend on which actor SimGrid runs first. Pieces ending together resume in
-// arrival order. Ignores: what cpu_scheduler.hpp ignores.
+// arrival order. S restarts at 0 whenever a core empties, so its rounding stays relative to the pieces
+// present. A thread that wakes on busy cores first sleeps `busy_wake_delay` in its own actor.
+// Ignores: what cpu_scheduler.hpp ignores.
 #pragma once
 
 #include "sim/core/base/units.hpp"
