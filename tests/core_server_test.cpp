@@ -1,7 +1,7 @@
 // The core server (sim/hardware/core_server.hpp) against a closed form with the co-running factor and a
 // pull together, and against the form it replaces, run side by side in one engine on random workloads:
-// one one-core SimGrid host per core with a pstate of speed v * e(B) for every B, an exec per piece,
-// every core's pstate switched when B changes, and a balancing actor that sleeps until each pull is
+// one one-core SimGrid host per core with a pstate of speed v * e(B) * s(n) for every B and every count
+// n of pieces on the core, an exec per piece, every core's pstate switched when B or n changes, and a balancing actor that sleeps until each pull is
 // due. Both follow the same policy (run_queues.hpp); only how the times are kept differs. One engine
 // per process: one run per test.
 #include "sim/core/base/engine.hpp"
@@ -29,9 +29,11 @@ class ExecCores {
 public:
   ExecCores(sg4::NetZone* zone, sg4::Host* home, const CpuSpec& spec)
       : spec_(spec), home_(home), queues_(spec.cores) {
-    std::vector<double> speeds;
+    std::vector<double> speeds; // pstate (B - 1) x sharings + (pieces on the core - 1)
     for (int b = 1; b <= spec.cores; ++b)
-      speeds.push_back(spec.core_speed * kWorkPerSecond * corunning_efficiency(spec, b));
+      for (size_t n = 1; n <= sharings_; ++n)
+        speeds.push_back(spec.core_speed * kWorkPerSecond * corunning_efficiency(spec, b) *
+                         shared_core_factor(spec, n));
     for (int i = 0; i < spec.cores; ++i)
       hosts_.push_back(zone->create_host("ref.core" + std::to_string(i), speeds)->seal());
     sg4::Activity::on_completion_cb([this](const sg4::Activity& a) { // no simcall needed to know it ended
@@ -65,9 +67,12 @@ public:
 private:
   void set_pstates() {
     const unsigned long level = static_cast<unsigned long>(std::max(1, queues_.busy()) - 1);
-    for (auto* h : hosts_)
-      if (h->get_pstate() != level)
-        h->set_pstate(level);
+    for (size_t c = 0; c < hosts_.size(); ++c) {
+      const size_t n = std::min(std::max<size_t>(queues_.queue(c).size(), 1), sharings_);
+      const unsigned long pstate = level * sharings_ + n - 1;
+      if (hosts_[c]->get_pstate() != pstate)
+        hosts_[c]->set_pstate(pstate);
+    }
   }
   void pull(size_t core) {
     const auto [from, id] = queues_.pull_choice(core, [this](long i) { return ended_.count(i) == 0; });
@@ -106,6 +111,7 @@ private:
   }
 
   CpuSpec spec_;
+  size_t sharings_ = spec_.shared_core_efficiency.size() + 1;
   sg4::Host* home_;
   RunQueues queues_;
   std::vector<sg4::Host*> hosts_;
@@ -206,4 +212,13 @@ TEST(CoreServer, RandomPiecesEndWhenTheExecFormEnds) {
 TEST(CoreServer, RandomPiecesWithImmediatePullsEndWhenTheExecFormEnds) {
   // balance_delay 0: a dry core takes a queued piece at once; 16 cores, fewer pieces than cores at times.
   expect_same_ends(run_both(cpu(16, 0.6, 0.0), 20, 10, 11));
+}
+
+TEST(CoreServer, RandomPiecesOnSlowerSharedCoresEndWhenTheExecFormEnds) {
+  // shared_core_efficiency [0.9, 0.75]: a core queueing 2 pieces gets 0.9 of its work done, 3 or more
+  // 0.75; 3 cores, 18 actors: cores hold 1 to 6 pieces, and the factor changes at every arrival, removal
+  // and pull on them.
+  CpuSpec spec = cpu(3, 0.8, 0.005);
+  spec.shared_core_efficiency = {0.9, 0.75};
+  expect_same_ends(run_both(spec, 18, 8, 5));
 }

@@ -82,7 +82,9 @@ void CoreServer::run(Seconds core_seconds) {
   if (!q.ended)
     throw InternalError("a CPU piece resumed before its work ended");
   const size_t core = q.core; // where it ended: it may have moved meanwhile
+  touch(core);                // its queue shrinks: the shared-core factor may change
   queues_.remove(core, id);
+  refresh(core);
   queues_.remember(actor, core);
   q.in_use = false;
   free_ids_.push_back(id);
@@ -208,14 +210,15 @@ void CoreServer::elapse(double to) {
 void CoreServer::touch(size_t core) {
   Core& c = cores_[core];
   if (c.running > 0)
-    c.served += (work_ - c.anchor) / c.running;
+    c.served += (work_ - c.anchor) * c.factor / c.running;
   else
     c.served = 0.0; // empty: S restarts, so that its rounding stays relative to the pieces present
   c.anchor = work_;
 }
 
 void CoreServer::refresh(size_t core) {
-  const Core& c = cores_[core];
+  Core& c = cores_[core];
+  c.factor = shared_core_factor(spec_, queues_.queue(core).size());
   double first = kNever;
   if (c.running > 0)
     for (long id : queues_.queue(core)) {
@@ -223,7 +226,7 @@ void CoreServer::refresh(size_t core) {
       if (!p.ended)
         first = std::min(first, p.finish);
     }
-  ends_.set(core, first == kNever ? kNever : c.anchor + (first - c.served) * c.running);
+  ends_.set(core, first == kNever ? kNever : c.anchor + (first - c.served) * c.running / c.factor);
 }
 
 void CoreServer::end_core(size_t core, double at, WokenList& woken) {
@@ -232,7 +235,7 @@ void CoreServer::end_core(size_t core, double at, WokenList& woken) {
   int ended = 0;
   for (long id : queues_.queue(core)) {
     Piece& p = pieces_[static_cast<size_t>(id)];
-    if (!p.ended && due_by(now_ + (p.finish - c.served) * c.running / rate_, at)) {
+    if (!p.ended && due_by(now_ + (p.finish - c.served) * c.running / (c.factor * rate_), at)) {
       p.ended = true;
       ++ended;
       woken.push_back({at, p.order, p.done});

@@ -1,14 +1,15 @@
 // A node's cores at run time, per-core policy (cpu_scheduler.hpp, run_queues.hpp), served in closed form.
 //
-//   B = busy cores of the node; every core runs at  r = v * e(B)  reference core-seconds per second
-//   (cpu.hpp); the k pieces of a core whose work has not ended share it equally, r / k each.
-//   Kept in work space: W = the integral of r over time (what a piece alone on a core would have done);
-//   a core's pieces each receive dW / k, so a piece of work w joining core c when c's pieces have each
-//   received S_c ends when S_c reaches S_c + w, and core c's next end is at
-//       W_end(c) = W_c + (min finish - S_c) * k_c,     t_end = now + (W_end - W) / r.
+//   B = busy cores of the node, n_c = pieces queued on core c; core c runs at  r * s(n_c),
+//   r = v * e(B)  reference core-seconds per second (cpu.hpp: co-running and shared-core factors); the
+//   k_c pieces of the core whose work has not ended share it equally, r * s(n_c) / k_c each.
+//   Kept in work space: W = the integral of r over time (what a piece alone on an otherwise idle core
+//   would have done); a core's pieces each receive dW * s_c / k_c, so a piece of work w joining core c
+//   when c's pieces have each received S_c ends when S_c reaches S_c + w, and core c's next end is at
+//       W_end(c) = W_c + (min finish - S_c) * k_c / s_c,     t_end = now + (W_end - W) / r.
 //   A change of B changes r only: W_end of every core stays, so it costs nothing per piece; an arrival,
-//   an end or a pull touches one or two cores; the next end is the smallest W_end (a tree over the
-//   cores, O(log cores) per change).
+//   an end, a removal or a pull touches one or two cores; the next end is the smallest W_end (a tree
+//   over the cores, O(log cores) per change).
 // Events: a piece arrives, a piece's work ends (its core's k falls), its actor resumes and removes it (B
 // may fall, a core may run dry), a dry core takes a piece from a busier one `balance_delay` after it ran
 // dry (k changes on both, B rises).
@@ -61,6 +62,7 @@ private:
   };
   struct Core {
     int running = 0;         // pieces whose work has not ended
+    double factor = 1.0;     // s(pieces queued): the shared-core factor
     double anchor = 0.0;     // W when `served` was last brought up to date
     double served = 0.0;     // S: what each running piece of the core has received since it was last empty
   };
@@ -88,7 +90,7 @@ private:
   void advance(double now, WokenList& woken);  // applies every event due by `now`, in time order
   void elapse(double to);                      // moves W to time `to`
   void touch(size_t core);                     // brings the core's S up to the present W
-  void refresh(size_t core);                   // its W_end after a change of its pieces
+  void refresh(size_t core);                   // its factor and W_end after a change of its pieces
   void end_core(size_t core, double at, WokenList& woken); // ends its pieces due by `at`
   double next_end() const;                     // the earliest end of a piece, with nothing arriving
   double next_event() const;                   // the earlier of next_end and the next pull

@@ -17,6 +17,11 @@
 //   piece slows down or speeds up with its neighbours. One actor per node keeps
 //   the run queues and serves the pieces' times in closed form
 //   (core_server.hpp, run_queues.hpp); the balance pulls are its timed events.
+//   A core that runs n >= 2 pieces gets shared_core_efficiency(n) of its
+//   speed done (cpu.hpp: the pieces' data evict each other from its caches
+//   at every switch; measured by `mlsim calibrate --client pytorch`: ~0.9
+//   with 2 loader processes on one core of the development VM), shared
+//   equally among them: each runs at v * e(B) * s(n) / n.
 //   A thread that wakes (its actor's previous piece did not end at this
 //   instant) while every core runs work waits `busy_wake_delay` before its
 //   piece is placed: Linux (EEVDF) does not preempt the running thread at
