@@ -23,6 +23,12 @@ DiskServer::DiskServer(const DiskSpec& spec, sg4::Host* home)
     : spec_(spec), home_(home), accesses_(spec.random_read_iops), bytes_(spec.sequential_read.value()) {}
 
 void DiskServer::read(double accesses, Bytes bytes) {
+  const sg4::SemaphorePtr done = sg4::Semaphore::create(0);
+  submit(accesses, bytes, [done] { done->release(); });
+  done->acquire();
+}
+
+void DiskServer::submit(double accesses, Bytes bytes, Completion done) {
   if (!started_) {
     started_ = true;
     wake_ = sg4::Semaphore::create(0);
@@ -40,8 +46,7 @@ void DiskServer::read(double accesses, Bytes bytes) {
   r = Read{};
   r.delay = accesses * spec_.latency.value();
   r.order = arrivals_++;
-  r.done = sg4::Semaphore::create(0);
-  const sg4::SemaphorePtr done = r.done; // the server frees the slot before this actor resumes
+  r.done = std::move(done);
   // A part of nothing ends at once, as an exec of nothing would.
   if (accesses > 0)
     accesses_.add(now, id, accesses, [this](long i, double at) { end_accesses(i, at); });
@@ -56,7 +61,6 @@ void DiskServer::read(double accesses, Bytes bytes) {
     sleeping_ = false;
     wake_->release();
   }
-  done->acquire();
 }
 
 void DiskServer::serve() {
@@ -65,7 +69,10 @@ void DiskServer::serve() {
     const double clock = sg4::Engine::get_clock();
     if (replan_)
       plan();
-    wake_due(std::max(clock, reached));
+    finish_due(std::max(clock, reached));
+    reached = -kNever;
+    if (replan_) // completions submitted reads: plan them at this instant, as for any arrival
+      continue;
     sleeping_ = true;
     bool timed_out = false;
     const double next = due_.empty() ? kNever : due_.front().at;
@@ -98,7 +105,8 @@ void DiskServer::plan() {
   std::make_heap(due_.begin(), due_.end(), std::greater<>());
 }
 
-void DiskServer::wake_due(double now) {
+void DiskServer::finish_due(double now) {
+  finished_.clear();
   while (!due_.empty() && due_by(due_.front().at, now)) {
     std::pop_heap(due_.begin(), due_.end(), std::greater<>()); // the earliest, ties in arrival order
     const Due d = due_.back();
@@ -108,10 +116,13 @@ void DiskServer::wake_due(double now) {
     accesses_.advance(d.at, [this](long i, double at) { end_accesses(i, at); });
     bytes_.advance(d.at, [this](long i, double at) { end_bytes(i, at); });
     Read& r = reads_[static_cast<size_t>(d.id)];
-    r.done->release();
+    finished_.push_back(std::move(r.done));
     r.done = nullptr;
     free_ids_.push_back(d.id);
   }
+  // Completions run once every read done by now has left: what they submit arrives after all of them,
+  // as a read from an actor woken by its end would (submit() touches neither due_ nor finished_).
+  for (Completion& c : finished_)
+    c();
 }
-
 } // namespace mlsim

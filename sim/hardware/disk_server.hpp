@@ -10,8 +10,11 @@
 // of them at every arrival and every end (its solver was most of a 1x8 run's time). Here one actor
 // per disk keeps the reads, computes their ends in closed form, and sleeps until the next read is
 // done or a new one arrives; the engine sees one timer per disk and no variable per read.
-// The actor starts with the first read and lives on the disk's own host (nothing else runs there,
-// so its timers touch no other resource). Ignores: what disk.hpp ignores.
+// A read needs no actor of its own: submit() hands the server a completion, which the server runs
+// in its own actor when the read is done (so a node's read stage of R reads in flight costs no R
+// actors); read() is submit() for an actor that waits. The server's actor starts with the first
+// read and lives on the disk's own host (nothing else runs there, so its timers touch no other
+// resource). Ignores: what disk.hpp ignores.
 #pragma once
 
 #include "sim/hardware/disk.hpp"
@@ -19,13 +22,21 @@
 
 #include <simgrid/forward.h>
 
+#include <functional>
 #include <vector>
 
 namespace mlsim {
 
 class DiskServer {
 public:
+  // Runs in the server's actor when a read is done, once every read done at that instant has left the
+  // disk, in the order they were done (ties: arrival order). It must not block; it may submit reads.
+  using Completion = std::function<void()>;
+
   DiskServer(const DiskSpec& spec, simgrid::s4u::Host* home);
+
+  // Starts a read of `accesses` random accesses and `bytes` now; `done` runs when it is done.
+  void submit(double accesses, Bytes bytes, Completion done);
 
   // Blocks the calling actor until its read of `accesses` random accesses and `bytes` is done.
   void read(double accesses, Bytes bytes);
@@ -37,12 +48,12 @@ private:
     double accesses_end = -1.0; // < 0: still in the operations resource
     double bytes_end = -1.0;    // < 0: still in the bandwidth resource
     double delay = 0.0;
-    long order = 0;                  // arrival number: reads done at the same instant wake in this order
-    simgrid::s4u::SemaphorePtr done; // null: the slot is free
+    long order = 0;  // arrival number: reads done at the same instant complete in this order
+    Completion done; // empty: the slot is free
   };
   void serve();                  // the server's loop
   void plan();                   // after arrivals: when each read in flight is done if no other arrives
-  void wake_due(double now);     // wakes the reads done by `now`, in the order they were done
+  void finish_due(double now);   // completes the reads done by `now`, in the order they were done
   void end_accesses(long id, double at) { reads_[static_cast<size_t>(id)].accesses_end = at; }
   void end_bytes(long id, double at) { reads_[static_cast<size_t>(id)].bytes_end = at; }
 
@@ -59,6 +70,7 @@ private:
     bool operator>(const Due& o) const { return at != o.at ? at > o.at : order > o.order; }
   };
   std::vector<Due> due_; // the reads in flight by when they are done (a min-heap), from the last plan
+  std::vector<Completion> finished_; // finish_due's scratch
   bool replan_ = false;  // a read arrived since the last plan
   simgrid::s4u::SemaphorePtr wake_; // released by an arrival while the server sleeps
   bool sleeping_ = false;
