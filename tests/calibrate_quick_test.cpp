@@ -108,6 +108,15 @@ TEST(CalibrateQuick, LoaderStagesAreMeasuredInsideTheLoader) {
     EXPECT_LE(b.p10_s, b.median_s);
     EXPECT_LE(b.median_s, b.p90_s);
   }
+  // The busy wake delay is measured wherever a thread can be pinned: a delay, not negative, and each
+  // busy trial is one 4 ms sleep's oversleep, far below a second even on a loaded host.
+  if (const auto& w = quick_profile().cpu.busy_wake_delay; w.trials > 0) {
+    EXPECT_GE(w.p10_s, 0.0);
+    EXPECT_LE(w.p10_s, w.median_s);
+    EXPECT_LE(w.median_s, w.p90_s);
+    EXPECT_LT(w.p90_s, 1.0);
+    EXPECT_DOUBLE_EQ(quick_profile().cpu.busy_wake_delay_s, w.median_s);
+  }
   // The CPU's co-running figure comes from the whole loop on every core (clamped to (0, 1]).
   EXPECT_GT(quick_profile().cpu.all_cores_efficiency, 0.0);
   EXPECT_LE(quick_profile().cpu.all_cores_efficiency, 1.0);

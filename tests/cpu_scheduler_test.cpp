@@ -20,20 +20,34 @@ namespace {
 struct Piece {
   double start_s, work_s;
 };
-std::vector<double> run_pieces(const CpuSpec& cpu, const std::vector<Piece>& pieces) {
+// Actors, each starting at its first piece's start and running its pieces one after another (a later
+// piece's start_s is ignored: it follows the previous piece at once); returns every piece's end time,
+// actor by actor.
+std::vector<std::vector<double>> run_actors(const CpuSpec& cpu, const std::vector<std::vector<Piece>>& actors) {
   auto engine = make_engine();
   auto* zone = sg4::create_full_zone("test");
   auto* pool = zone->create_host("node.cpu", cpu.core_speed * kWorkPerSecond)->set_core_count(cpu.cores)->seal();
   CpuScheduler sched(zone, pool, cpu);
   zone->seal();
-  std::vector<double> end(pieces.size(), -1.0);
-  for (size_t i = 0; i < pieces.size(); ++i)
+  std::vector<std::vector<double>> end(actors.size());
+  for (size_t i = 0; i < actors.size(); ++i)
     sg4::Actor::create("a" + std::to_string(i), pool, [&, i] {
-      sg4::this_actor::sleep_until(pieces[i].start_s);
-      sched.run(Seconds(pieces[i].work_s));
-      end[i] = sg4::Engine::get_clock();
+      sg4::this_actor::sleep_until(actors[i].front().start_s);
+      for (const Piece& p : actors[i]) {
+        sched.run(Seconds(p.work_s));
+        end[i].push_back(sg4::Engine::get_clock());
+      }
     });
   engine->run();
+  return end;
+}
+std::vector<double> run_pieces(const CpuSpec& cpu, const std::vector<Piece>& pieces) {
+  std::vector<std::vector<Piece>> actors;
+  for (const Piece& p : pieces)
+    actors.push_back({p});
+  std::vector<double> end;
+  for (const auto& e : run_actors(cpu, actors))
+    end.push_back(e.front());
   return end;
 }
 CpuSpec cpu(int cores, CpuScheduling s, double efficiency = 1.0, double balance_delay_s = 0.0) {
@@ -100,4 +114,26 @@ TEST(CpuScheduler, CoRunningSlowdownFollowsTheBusyCores) {
   std::vector<double> end = run_pieces(cpu(2, CpuScheduling::per_core, 0.5), {{0, 1}, {0.5, 1}});
   EXPECT_NEAR(end[0], 1.5, 1e-9);
   EXPECT_NEAR(end[1], 2.0, 1e-9);
+}
+
+TEST(CpuScheduler, AThreadWakingOnBusyCoresWaitsTheWakeDelay) {
+  // 1 core, busy_wake_delay 0.5 s. Actor 0 runs 10 s from t = 0. Actor 1 wakes at t = 1 with every core
+  // busy: it waits until 1.5, then shares the core: its 1 s piece ends at 3.5 (3.0 without the delay).
+  // Its second piece follows the first at once (the thread kept running): no delay, shared, ends at 5.5.
+  // Actor 0: 1.5 s alone, 4 s at half speed (2 s done), then 6.5 s alone: ends at 12.0.
+  CpuSpec c = cpu(1, CpuScheduling::per_core);
+  c.busy_wake_delay = Seconds(0.5);
+  const auto end = run_actors(c, {{{0, 10}}, {{1, 1}, {1, 1}}});
+  EXPECT_NEAR(end[1][0], 3.5, 1e-9);
+  EXPECT_NEAR(end[1][1], 5.5, 1e-9);
+  EXPECT_NEAR(end[0][0], 12.0, 1e-9);
+}
+
+TEST(CpuScheduler, AThreadWakingNextToAnIdleCoreStartsAtOnce) {
+  // 2 cores, one busy from t = 0: the thread waking at t = 1 takes the idle core and ends at 2.0.
+  CpuSpec c = cpu(2, CpuScheduling::per_core);
+  c.busy_wake_delay = Seconds(0.5);
+  const auto end = run_pieces(c, {{0, 10}, {1, 1}});
+  EXPECT_NEAR(end[1], 2.0, 1e-9);
+  EXPECT_NEAR(end[0], 10.0, 1e-9);
 }

@@ -62,6 +62,17 @@ TEST(RobustMeasure, InterleavesRepeats) {
   EXPECT_DOUBLE_EQ(out[1].median.throughput, 20.0);
 }
 
+TEST(BusyWakeDelay, TrialsAreBusyOversleepsLessTheIdleMedian) {
+  // idle oversleeps 0.1, 0.2, 0.9 ms: median 0.2 ms (the 0.9 ms outlier does not move it)
+  const auto s = summarise_wake_delay({0.0031, 0.0001, 0.0051, 0.0022}, {0.0001, 0.0002, 0.0009});
+  EXPECT_EQ(s.trials, 4);
+  // delays 2.9, 0 (clamped: woke before the idle median), 4.9, 2.0 ms: median (2.0 + 2.9) / 2
+  EXPECT_NEAR(s.median_s, 0.00245, 1e-12);
+  EXPECT_NEAR(s.p10_s, 0.3 * 0.0020, 1e-12); // 0, 2.0, 2.9, 4.9 ms: p10 at 0.3 of the way from 0 to 2.0
+  EXPECT_EQ(summarise_wake_delay({}, {0.001}).trials, 0);
+  EXPECT_EQ(summarise_wake_delay({0.001}, {}).trials, 0);
+}
+
 TEST(BalanceDelay, MedianIsRobustToAMinorityOfCappedTrials) {
   const auto s = summarise_balance_delay({0.010, 0.040, 0.008, 0.012, 0.040}, 0.040);
   EXPECT_EQ(s.trials, 5);

@@ -73,6 +73,9 @@ struct CpuSpec {
   // per_core: how long after running dry a core takes queued work from a busier one (cpu_scheduler.hpp;
   // mlsim calibrate measures it). 0: at once.
   Seconds balance_delay{4e-3};
+  // per_core: how long a thread that wakes while every core runs work waits before it shares a core
+  // (cpu_scheduler.hpp; mlsim calibrate measures it). 0 (default): it shares at once.
+  Seconds busy_wake_delay{0.0};
 };
 
 // e(n) above: the per-core speed factor with n of the CPU's cores busy (n clamped to [1, cores]).

@@ -167,10 +167,22 @@ void CpuScheduler::finish(const sg4::ExecPtr& exec, long actor) {
   set_speed_state();
 }
 
+void CpuScheduler::wait_if_every_core_busy(long actor) {
+  if (cores_.empty() || !(spec_.busy_wake_delay.value() > 0))
+    return;
+  if (auto last = last_end_.find(actor); last != last_end_.end() && last->second == sg4::Engine::get_clock())
+    return; // its previous piece ended at this instant: the thread never stopped running
+  for (const auto& c : cores_)
+    if (c.queue.empty())
+      return;
+  sg4::this_actor::sleep_for(spec_.busy_wake_delay.value());
+}
+
 void CpuScheduler::run(Seconds core_seconds) {
   if (!(core_seconds.value() > 0))
     return;
   const long actor = sg4::this_actor::get_pid();
+  wait_if_every_core_busy(actor);
   sg4::ExecPtr exec = start(core_seconds, actor);
   try {
     exec->wait();
@@ -180,6 +192,7 @@ void CpuScheduler::run(Seconds core_seconds) {
     throw;
   }
   finish(exec, actor);
+  last_end_[actor] = sg4::Engine::get_clock();
 }
 
 } // namespace mlsim

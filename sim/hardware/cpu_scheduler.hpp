@@ -19,6 +19,15 @@
 //   cores of the node, e from cpu.hpp; a change of B switches every core's
 //   SimGrid pstate, so running work slows down or speeds up with its
 //   neighbours.
+//   A thread that wakes (its actor's previous piece did not end at this
+//   instant) while every core runs work waits `busy_wake_delay` before its
+//   piece is placed: Linux (EEVDF) does not preempt the running thread at
+//   once but at the end of its slice or at a tick. `mlsim calibrate`
+//   measures it (host_bench.hpp: a 4 ms sleep next to a spinning thread on
+//   the same core oversleeps by ~3 ms at the median on the 2-core development
+//   VM, HZ 250, by ~0.1 ms with the core idle); the default 0 places it at
+//   once. A training loop that sleeps through the accelerator's step and
+//   then asks its busy workers for the next batch pays it every step.
 // Why not one fair pool (SimGrid's multi-core host, `scheduler: fair`): with
 // n > c runnable threads a fair pool gives each c/n of a core, but Linux
 // balances the number of threads per core and does not rotate them, so with
@@ -30,7 +39,8 @@
 // Ignores: the immediate pull after long idle periods (avg_idle above the
 // migration cost), the extra share Linux gives a thread waking from sleep on
 // a shared core (52-55 % instead of 50 % measured for validate's consumer),
-// wake-up latency (~45 us from an idle vCPU on the 2-core VM), cache-hot
+// wake-up latency on an idle core (~45 us on the 2-core VM), a woken thread
+// moving to a core that goes idle during its wait, cache-hot
 // checks, SMT, nice levels, NUMA; the co-running factor e is read at the
 // node level.
 #pragma once
@@ -67,6 +77,7 @@ private:
     std::vector<simgrid::s4u::ExecPtr> queue; // pieces placed here, oldest first
     bool pull_pending = false;
   };
+  void wait_if_every_core_busy(long actor); // busy_wake_delay, for a thread that wakes
   void remove(const simgrid::s4u::Exec* exec, size_t& where);
   size_t place(long actor);
   void set_speed_state();
@@ -78,6 +89,7 @@ private:
   CpuSpec spec_;
   std::vector<Core> cores_;
   std::map<long, size_t> last_core_; // actor id -> core it last ran on
+  std::map<long, double> last_end_;  // actor id -> when its last piece ended
   int busy_ = 0;
   std::deque<std::pair<size_t, double>> pulls_due_; // (core, when), in the order the cores ran dry
   simgrid::s4u::SemaphorePtr pulls_;                // counts pulls_due_; created with the balancing actor

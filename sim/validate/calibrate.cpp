@@ -176,6 +176,13 @@ Profile run_calibration(const CalibrateOptions& opt, std::ostream& log) {
                b.median_s * 1e3, b.p10_s * 1e3, b.p90_s * 1e3, b.spread, b.trials, b.capped,
                2 * b.capped > b.trials ? " (most: other tenants kept the idle core busy; the median is the cap)" : "");
   }
+  if (const auto w = measure_busy_wake_delay(opt.quick ? 40 : 200); w.trials > 0) {
+    p.cpu.busy_wake_delay = w;
+    p.cpu.busy_wake_delay_s = w.median_s;
+    fmt::print(log, "  busy wake delay (a waking thread waits for a core another thread runs): median {:.2f} ms "
+                    "(p10 {:.2f}, p90 {:.2f}, spread {:.2f}) over {} trials\n",
+               w.median_s * 1e3, w.p10_s * 1e3, w.p90_s * 1e3, w.spread, w.trials);
+  }
   p.ram = measure_ram(reps, p.cpu.cores);
   fmt::print(log, "  ram: {:.1f} GB, memcpy {:.2f} GB/s (1 thread), {:.2f} GB/s ({} threads)\n", p.ram.size_bytes / 1e9,
              p.ram.bandwidth_Bps / 1e9, p.ram.bandwidth_all_cores_Bps / 1e9, p.cpu.cores);

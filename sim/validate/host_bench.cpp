@@ -7,6 +7,7 @@
 #include <Eigen/Dense>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -121,8 +122,8 @@ StageCost measure_host_gemm(int reps, int cores, bool quick) {
   return measure_stage(spec, {reps, cores});
 }
 
-CpuProfile::BalanceDelayStats summarise_balance_delay(const std::vector<double>& delays, double hold_s) {
-  CpuProfile::BalanceDelayStats s;
+CpuProfile::DelayStats summarise_balance_delay(const std::vector<double>& delays, double hold_s) {
+  CpuProfile::DelayStats s;
   s.trials = static_cast<int>(delays.size());
   if (delays.empty())
     return s;
@@ -135,7 +136,7 @@ CpuProfile::BalanceDelayStats summarise_balance_delay(const std::vector<double>&
   return s;
 }
 
-CpuProfile::BalanceDelayStats measure_balance_delay(int trials, int cores) {
+CpuProfile::DelayStats measure_balance_delay(int trials, int cores) {
   if (cores < 2)
     return {};
   // cores + 1 spinning threads: one core runs two of them, the others one each. A thread alone on its
@@ -192,6 +193,73 @@ CpuProfile::BalanceDelayStats measure_balance_delay(int trials, int cores) {
   for (auto& th : threads)
     th.join();
   return summarise_balance_delay(delays, hold);
+}
+
+CpuProfile::DelayStats summarise_wake_delay(const std::vector<double>& busy, const std::vector<double>& idle) {
+  CpuProfile::DelayStats s;
+  if (busy.empty() || idle.empty())
+    return s;
+  const double base = median(idle);
+  std::vector<double> delays;
+  delays.reserve(busy.size());
+  for (double b : busy)
+    delays.push_back(std::max(0.0, b - base));
+  s.trials = static_cast<int>(delays.size());
+  s.median_s = median(delays);
+  s.p10_s = quantile(delays, 0.1);
+  s.p90_s = quantile(delays, 0.9);
+  s.spread = relative_spread(delays);
+  return s;
+}
+
+CpuProfile::DelayStats measure_busy_wake_delay(int trials) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
+    return {};
+  int cpu = -1;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed))
+      cpu = c; // the last allowed core: the first one is where other work of this process started
+  if (cpu < 0)
+    return {};
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  constexpr double sleep_s = 0.004;
+  constexpr int blocks = 4; // idle and busy alternate, so a drift of the host shows in both
+  std::vector<double> idle, busy;
+  bool pinned = true;
+  std::thread sleeper([&] {
+    pinned = pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0;
+    if (!pinned)
+      return;
+    for (int b = 0; b < 2 * blocks; ++b) {
+      const bool with_spinner = b % 2 == 1;
+      std::atomic<bool> stop{false};
+      std::thread spinner;
+      if (with_spinner) {
+        spinner = std::thread([&] {
+          pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+          while (!stop.load(std::memory_order_relaxed)) {
+          }
+        });
+        std::this_thread::sleep_for(std::chrono::milliseconds(20)); // the spinner runs on the core
+      }
+      for (int i = 0; i < std::max(1, trials / blocks); ++i) {
+        const double t0 = now_s();
+        std::this_thread::sleep_for(std::chrono::duration<double>(sleep_s));
+        (with_spinner ? busy : idle).push_back(now_s() - t0 - sleep_s);
+      }
+      stop = true;
+      if (spinner.joinable())
+        spinner.join();
+    }
+  });
+  sleeper.join();
+  if (!pinned)
+    return {};
+  return summarise_wake_delay(busy, idle);
 }
 
 } // namespace mlsim::validate

@@ -48,10 +48,15 @@ struct CpuProfile {
   // How the balance delay's trials fell (calibration.balance_delay): quantiles and spread over the
   // trials; `capped` trials saw none of our threads move within the hold (on a shared host: another
   // tenant's thread took the core, which the job then also waits out).
-  struct BalanceDelayStats {
+  struct DelayStats {
     double median_s = 0.0, p10_s = 0.0, p90_s = 0.0, spread = 0.0;
     int trials = 0, capped = 0;
   } balance_delay;
+  // cpu.busy_wake_delay (cpu_scheduler.hpp), measured (host_bench.hpp); 0: not measured. Its trials
+  // (calibration.busy_wake_delay): a sleeping thread's oversleep next to a spinning thread on its core,
+  // less the median oversleep with that core idle.
+  double busy_wake_delay_s = 0.0;
+  DelayStats busy_wake_delay;
   std::map<std::string, StageCost> stage_costs;
 };
 

@@ -14,6 +14,7 @@ Profile read_profile(const std::string& path) {
   p.cpu.core_speed = cpu.get_number("core_speed", 1.0, 1e-6, 1e6);
   p.cpu.fp16_emulation_factor = cpu.get_number("fp16_emulation_factor", 1.0, 0.0, 1e6);
   p.cpu.balance_delay_s = cpu.get_quantity<Seconds>("balance_delay", Seconds(0.0), false).value();
+  p.cpu.busy_wake_delay_s = cpu.get_quantity<Seconds>("busy_wake_delay", Seconds(0.0), false).value();
   p.cpu.all_cores_efficiency = cpu.get_number("all_cores_efficiency", 0.0, 0.0, 1.0); // 0: derive from the fits
   ConfigNode stages = cpu.child("stage_costs");
   ConfigNode fits = root.child("calibration").child("stage_fits");

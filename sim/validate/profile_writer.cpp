@@ -146,6 +146,9 @@ static void host_sections(YAML::Emitter& y, const Profile& p) {
   // How long the kernel leaves a core idle before it moves queued work there (cpu_scheduler.hpp).
   if (p.cpu.balance_delay_s > 0)
     y << YAML::Key << "balance_delay" << YAML::Value << seconds(p.cpu.balance_delay_s);
+  // How long a thread waking on a core that another thread runs waits for it (cpu_scheduler.hpp).
+  if (p.cpu.busy_wake_delay_s > 0)
+    y << YAML::Key << "busy_wake_delay" << YAML::Value << seconds(p.cpu.busy_wake_delay_s);
   // Co-running slowdown (sim/hardware/cpu.hpp); the per-stage figures stay under calibration.stage_fits.
   y << YAML::Key << "all_cores_efficiency" << YAML::Value << round4(cpu_all_cores_efficiency(p.cpu));
   // Host-placed ops run at core_flops on one core: the asymptotic single-thread Eigen GEMM rate.
@@ -170,6 +173,19 @@ static void host_sections(YAML::Emitter& y, const Profile& p) {
 
 }
 
+// A measured delay's trials (host_bench.hpp), when it was measured.
+static void delay_trials(YAML::Emitter& y, const char* key, const CpuProfile::DelayStats& d) {
+  if (d.trials <= 0)
+    return;
+  y << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap;
+  y << YAML::Key << "median" << YAML::Value << seconds(d.median_s);
+  y << YAML::Key << "p10" << YAML::Value << seconds(d.p10_s);
+  y << YAML::Key << "p90" << YAML::Value << seconds(d.p90_s);
+  y << YAML::Key << "spread" << YAML::Value << round4(d.spread);
+  y << YAML::Key << "trials" << YAML::Value << d.trials;
+  y << YAML::Key << "capped" << YAML::Value << d.capped << YAML::EndMap;
+}
+
 // The host's measurement details under `calibration:` (no preset field holds these).
 static void host_calibration(YAML::Emitter& y, const Profile& p) {
   y << YAML::Key << "ram" << YAML::Value << YAML::Flow << YAML::BeginMap;
@@ -178,15 +194,8 @@ static void host_calibration(YAML::Emitter& y, const Profile& p) {
   y << YAML::Key << "disk" << YAML::Value << YAML::Flow << YAML::BeginMap;
   y << YAML::Key << "measured_path" << YAML::Value << p.disk.measured_path;
   y << YAML::Key << "spread" << YAML::Value << round4(p.disk.spread) << YAML::EndMap;
-  if (const auto& b = p.cpu.balance_delay; b.trials > 0) {
-    y << YAML::Key << "balance_delay" << YAML::Value << YAML::Flow << YAML::BeginMap;
-    y << YAML::Key << "median" << YAML::Value << seconds(b.median_s);
-    y << YAML::Key << "p10" << YAML::Value << seconds(b.p10_s);
-    y << YAML::Key << "p90" << YAML::Value << seconds(b.p90_s);
-    y << YAML::Key << "spread" << YAML::Value << round4(b.spread);
-    y << YAML::Key << "trials" << YAML::Value << b.trials;
-    y << YAML::Key << "capped" << YAML::Value << b.capped << YAML::EndMap;
-  }
+  delay_trials(y, "balance_delay", p.cpu.balance_delay);
+  delay_trials(y, "busy_wake_delay", p.cpu.busy_wake_delay);
   y << YAML::Key << "stage_fits" << YAML::Value << YAML::BeginMap;
   for (const auto& [name, c] : p.cpu.stage_costs) {
     y << YAML::Key << name << YAML::Value << YAML::Flow << YAML::BeginMap;

@@ -28,7 +28,8 @@ StageCost parse_stage_cost(const ConfigNode& node) {
 
 CpuSpec parse_cpu(const ConfigNode& node) {
   node.allow_only({"preset", "name", "source", "cores", "core_speed", "fp16_emulation_factor", "all_cores_efficiency",
-                   "core_flops", "stage_costs", "model", "measured", "scheduler", "balance_delay"});
+                   "core_flops", "stage_costs", "model", "measured", "scheduler", "balance_delay",
+                   "busy_wake_delay"});
   CpuSpec c;
   c.name = node.get_string("name", node.has("preset") ? node.get_string("preset") : "cpu");
   c.cores = static_cast<int>(node.get_integer("cores", std::nullopt, 1, 4096));
@@ -40,6 +41,7 @@ CpuSpec parse_cpu(const ConfigNode& node) {
   c.core_flops = node.get_quantity<FlopsPerSec>("core_flops", FlopsPerSec(32e9));
   c.scheduling = node.get_enum<CpuScheduling>("scheduler", CpuScheduling::per_core);
   c.balance_delay = node.get_quantity<Seconds>("balance_delay", Seconds(4e-3), false);
+  c.busy_wake_delay = node.get_quantity<Seconds>("busy_wake_delay", Seconds(0.0), false);
   if (ConfigNode costs = node.child("stage_costs"); costs.defined())
     for (const auto& k : costs.keys())
       c.stage_costs[k] = parse_stage_cost(costs.child(k));
