@@ -137,3 +137,34 @@ TEST(CpuScheduler, AThreadWakingNextToAnIdleCoreStartsAtOnce) {
   EXPECT_NEAR(end[1], 2.0, 1e-9);
   EXPECT_NEAR(end[0], 10.0, 1e-9);
 }
+
+TEST(CpuScheduler, ACoreSwitchingAmongPiecesGetsLessDone) {
+  // 1 core, shared_core_efficiency [0.8]: a 1 s and a 3 s piece at t = 0 each run at 0.8 / 2 = 0.4 of the
+  // core; the first ends at 2.5, when the second has 1 s done; alone again at full speed it ends at 4.5.
+  CpuSpec c = cpu(1, CpuScheduling::per_core);
+  c.shared_core_efficiency = {0.8};
+  std::vector<double> end = run_pieces(c, {{0, 1}, {0, 3}});
+  EXPECT_NEAR(end[0], 2.5, 1e-9);
+  EXPECT_NEAR(end[1], 4.5, 1e-9);
+}
+
+TEST(CpuScheduler, MorePiecesThanListedUseTheLastEntry) {
+  // Four 1 s pieces on 1 core with [0.8, 0.6]: 0.6 / 4 = 0.15 of the core each until the first ends...
+  // all four are alike, so all end together at 1 / 0.15.
+  CpuSpec c = cpu(1, CpuScheduling::per_core);
+  c.shared_core_efficiency = {0.8, 0.6};
+  for (double e : run_pieces(c, {{0, 1}, {0, 1}, {0, 1}, {0, 1}}))
+    EXPECT_NEAR(e, 1.0 / 0.15, 1e-9);
+}
+
+TEST(CpuScheduler, OnlyTheSharedCoreSlowsDown) {
+  // 2 cores, [0.8]: pieces of 1 s, 2 s, 2 s at t = 0. Core 0 runs pieces 0 and 2 at 0.4 each, core 1
+  // piece 1 at full speed. At t = 2 piece 1 ends and core 1 takes piece 2 (1.2 s left): piece 0 (0.2 s
+  // left) ends at 2.2, piece 2 at 3.2.
+  CpuSpec c = cpu(2, CpuScheduling::per_core);
+  c.shared_core_efficiency = {0.8};
+  std::vector<double> end = run_pieces(c, {{0, 1}, {0, 2}, {0, 2}});
+  EXPECT_NEAR(end[1], 2.0, 1e-9);
+  EXPECT_NEAR(end[0], 2.2, 1e-9);
+  EXPECT_NEAR(end[2], 3.2, 1e-9);
+}

@@ -116,6 +116,22 @@ TEST(PytorchClient, InLoopCostsReplaceOrScaleTheIsolatedFits) {
   EXPECT_NEAR(costs["torch_to_tensor"].in_loader_factor, 2.0, 1e-9);
 }
 
+TEST(PytorchClient, SharedCoreEfficiencyIsMeanRateOverOneProcesss) {
+  // k = 1: 400 and 440 samples per CPU-second (mean 420); k = 2: 378 (0.9 of it); k = 3: 336 and 378
+  // (mean 357: 0.85); a k above 1 would be noise and is capped at 1.
+  const nlohmann::json pts = nlohmann::json::parse(R"([
+    {"processes": 1, "samples_per_cpu_s": [400, 440]}, {"processes": 2, "samples_per_cpu_s": [378, 378]},
+    {"processes": 3, "samples_per_cpu_s": [336, 378]}])");
+  const std::vector<double> e = fit_shared_core(pts);
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_NEAR(e[0], 0.9, 1e-12);
+  EXPECT_NEAR(e[1], 0.85, 1e-12);
+  const nlohmann::json noisy = nlohmann::json::parse(R"([
+    {"processes": 1, "samples_per_cpu_s": [400]}, {"processes": 2, "samples_per_cpu_s": [410]}])");
+  EXPECT_EQ(fit_shared_core(noisy), std::vector<double>{1.0});
+  EXPECT_TRUE(fit_shared_core(nlohmann::json::parse(R"([{"processes": 2, "samples_per_cpu_s": [1]}])")).empty());
+}
+
 TEST(PytorchClient, TransformsFromAScenariosStages) {
   std::string yaml = mlsim::fixtures::base_scenario(1, 1.0, 1.0);
   yaml.insert(yaml.find("model:"), "    - {name: random_crop, output: {width: 160, height: 160}}\n"
@@ -213,6 +229,12 @@ TEST(PytorchClient, QuickEndToEndWhereTorchImports) {
   ASSERT_TRUE(p.framework_costs.has_value());
   EXPECT_GT(p.framework_costs->receive_per_batch_s + p.framework_costs->receive_per_byte_s, 0.0);
   EXPECT_GT(p.cpu.stage_costs.at("torch_decode").cost_s(1e5, 1.875e5), 0.0);
+  // Two and three processes on one core were measured: each a share of one process's rate.
+  ASSERT_EQ(p.cpu.shared_core_efficiency.size(), 2u);
+  for (double e : p.cpu.shared_core_efficiency) {
+    EXPECT_GT(e, 0.0);
+    EXPECT_LE(e, 1.0);
+  }
   // Every transform was also timed inside the loader loop (sim/validate/pytorch_calibrate.hpp).
   for (const char* name : {"torch_decode", "torch_random_resized_crop", "torch_to_tensor", "torch_normalize"}) {
     EXPECT_GT(p.cpu.stage_costs.at(name).in_loader_factor, 0.0) << name;

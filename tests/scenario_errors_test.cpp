@@ -94,6 +94,16 @@ TEST(ScenarioErrors, UnknownCpuScheduler) {
   EXPECT_NE(m.find("round_robin"), std::string::npos) << m;
 }
 
+TEST(ScenarioErrors, SharedCoreEfficiencyIsAListOfFractions) {
+  std::string m = error_of(replaced("cores: 16", "cores: 16, shared_core_efficiency: [0.9, 1.5]"));
+  EXPECT_TRUE(std::regex_search(
+      m, std::regex("^FILE:5:[0-9]+: hardware.nodes.0.cpu.shared_core_efficiency.1: expected a list of numbers in \\(0, 1\\]")))
+      << m;
+  EXPECT_NE(m.find("1.5"), std::string::npos) << m;
+  m = error_of(replaced("cores: 16", "cores: 16, shared_core_efficiency: 0.9"));
+  EXPECT_NE(m.find("cpu.shared_core_efficiency: expected a list of numbers"), std::string::npos) << m;
+}
+
 TEST(ScenarioErrors, BatchLargerThanDataset) {
   std::string m = error_of(replaced("samples: 1000000", "samples: 10"));
   EXPECT_NE(m.find("pipeline.batch_size: expected a global batch"), std::string::npos) << m;

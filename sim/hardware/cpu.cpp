@@ -11,4 +11,11 @@ double corunning_efficiency(const CpuSpec& cpu, int busy) {
   return 1.0 - (1.0 - cpu.all_cores_efficiency) * (n - 1) / (cpu.cores - 1);
 }
 
+double shared_core_factor(const CpuSpec& cpu, size_t threads) {
+  const auto& e = cpu.shared_core_efficiency;
+  if (threads <= 1 || e.empty())
+    return 1.0;
+  return e[std::min(threads - 2, e.size() - 1)];
+}
+
 } // namespace mlsim

@@ -24,6 +24,8 @@
 // (times e(min(k, c)) above).
 // Host fp16 arithmetic is emulated in software on most CPUs: work that
 // produces float16 costs `fp16_emulation_factor` times its fp32 cost.
+// A core switching among n >= 2 threads gets shared_core_efficiency(n) of its work done
+// (cpu_scheduler.hpp): each thread's data evict the others' from the core's caches.
 // Ignores: SMT, NUMA, per-stage differences in co-running slowdown, a slow-down
 // from other tenants' threads (only this node's simulated execs count as busy
 // cores); memory bandwidth as a transfer limit is the RAM model's.
@@ -34,6 +36,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace mlsim {
 
@@ -76,7 +79,14 @@ struct CpuSpec {
   // per_core: how long a thread that wakes while every core runs work waits before it shares a core
   // (cpu_scheduler.hpp; mlsim calibrate measures it). 0 (default): it shares at once.
   Seconds busy_wake_delay{0.0};
+  // per_core: the work a core gets done while it switches among n >= 2 threads, relative to one thread
+  // alone (their data evict each other from the core's caches): entry n - 2 for n threads, the last
+  // entry for more (cpu_scheduler.hpp; mlsim calibrate --client pytorch measures it). Empty: 1.
+  std::vector<double> shared_core_efficiency;
 };
+
+// The factor above for n threads on one core (1 for n <= 1 or when not set).
+double shared_core_factor(const CpuSpec& cpu, size_t threads);
 
 // e(n) above: the per-core speed factor with n of the CPU's cores busy (n clamped to [1, cores]).
 double corunning_efficiency(const CpuSpec& cpu, int busy);

@@ -21,15 +21,21 @@ CpuScheduler::CpuScheduler(sg4::NetZone* zone, sg4::Host* pool, const CpuSpec& s
   if (spec_.scheduling == CpuScheduling::fair)
     return;
   const double v = spec_.core_speed * kWorkPerSecond;
-  std::vector<double> speeds{v};
+  std::vector<double> level_speeds{v};
   if (spec_.all_cores_efficiency < 1.0 && spec_.cores > 1) {
     levels_ = std::min(spec_.cores, kMaxSpeedLevels);
-    speeds.clear();
+    level_speeds.clear();
     for (int l = 1; l <= levels_; ++l) { // level l: the busy-core count it stands for, spread over 1..cores
       const int busy = levels_ == spec_.cores ? l : 1 + (l - 1) * (spec_.cores - 1) / (levels_ - 1);
-      speeds.push_back(v * corunning_efficiency(spec_, busy));
+      level_speeds.push_back(v * corunning_efficiency(spec_, busy));
     }
   }
+  // pstate = level x sharings + (pieces on the core - 1): a core's speed also follows its own piece count
+  sharings_ = static_cast<int>(spec_.shared_core_efficiency.size()) + 1;
+  std::vector<double> speeds;
+  for (double s : level_speeds)
+    for (int j = 0; j < sharings_; ++j)
+      speeds.push_back(s * shared_core_factor(spec_, static_cast<size_t>(j) + 1));
   for (int i = 0; i < spec_.cores; ++i) {
     Core c;
     c.host = zone->create_host(pool->get_name() + ".core" + std::to_string(i), speeds)->seal();
@@ -87,19 +93,24 @@ void CpuScheduler::set_speed_state() {
   int busy = 0;
   for (const auto& c : cores_)
     busy += c.queue.empty() ? 0 : 1;
-  if (busy == busy_)
+  if (busy == busy_ && sharings_ <= 1)
     return;
   busy_ = busy;
-  if (levels_ <= 1)
+  if (levels_ <= 1 && sharings_ <= 1)
     return;
   // The level whose busy-core count is nearest below or at `busy`.
   const int b = std::max(1, busy);
   const unsigned long level =
-      levels_ == spec_.cores ? static_cast<unsigned long>(b - 1)
-                             : static_cast<unsigned long>((b - 1) * (levels_ - 1) / std::max(1, spec_.cores - 1));
-  for (auto& c : cores_)
-    if (c.host->get_pstate() != level)
-      c.host->set_pstate(level);
+      levels_ <= 1 ? 0UL
+      : levels_ == spec_.cores
+          ? static_cast<unsigned long>(b - 1)
+          : static_cast<unsigned long>((b - 1) * (levels_ - 1) / std::max(1, spec_.cores - 1));
+  for (auto& c : cores_) {
+    const size_t sharing = std::min(std::max<size_t>(c.queue.size(), 1), static_cast<size_t>(sharings_)) - 1;
+    const unsigned long pstate = level * static_cast<unsigned long>(sharings_) + sharing;
+    if (c.host->get_pstate() != pstate)
+      c.host->set_pstate(pstate);
+  }
 }
 
 void CpuScheduler::balance_into(size_t idle) {

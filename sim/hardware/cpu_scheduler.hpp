@@ -19,6 +19,11 @@
 //   cores of the node, e from cpu.hpp; a change of B switches every core's
 //   SimGrid pstate, so running work slows down or speeds up with its
 //   neighbours.
+//   A core that runs n >= 2 pieces gets shared_core_efficiency(n) of its
+//   speed done (cpu.hpp: the pieces' data evict each other from its caches
+//   at every switch; measured by `mlsim calibrate --client pytorch`: ~0.9
+//   with 2 loader processes on one core of the development VM), shared
+//   equally among them: each runs at v * e(B) * s(n) / n.
 //   A thread that wakes (its actor's previous piece did not end at this
 //   instant) while every core runs work waits `busy_wake_delay` before its
 //   piece is placed: Linux (EEVDF) does not preempt the running thread at
@@ -94,7 +99,8 @@ private:
   std::deque<std::pair<size_t, double>> pulls_due_; // (core, when), in the order the cores ran dry
   simgrid::s4u::SemaphorePtr pulls_;                // counts pulls_due_; created with the balancing actor
 
-  int levels_ = 1; // pstates per core host: e(1) .. e(levels)
+  int levels_ = 1;   // co-running levels: e(1) .. e(levels)
+  int sharings_ = 1; // pieces-on-one-core variants: 1, 2, ... (shared_core_efficiency's length + 1)
 };
 
 } // namespace mlsim

@@ -15,6 +15,9 @@ Profile read_profile(const std::string& path) {
   p.cpu.fp16_emulation_factor = cpu.get_number("fp16_emulation_factor", 1.0, 0.0, 1e6);
   p.cpu.balance_delay_s = cpu.get_quantity<Seconds>("balance_delay", Seconds(0.0), false).value();
   p.cpu.busy_wake_delay_s = cpu.get_quantity<Seconds>("busy_wake_delay", Seconds(0.0), false).value();
+  if (ConfigNode e = cpu.child("shared_core_efficiency"); e.defined())
+    for (const ConfigNode& item : e.items())
+      p.cpu.shared_core_efficiency.push_back(item.as_number());
   p.cpu.all_cores_efficiency = cpu.get_number("all_cores_efficiency", 0.0, 0.0, 1.0); // 0: derive from the fits
   ConfigNode stages = cpu.child("stage_costs");
   ConfigNode fits = root.child("calibration").child("stage_fits");

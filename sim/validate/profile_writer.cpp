@@ -149,6 +149,13 @@ static void host_sections(YAML::Emitter& y, const Profile& p) {
   // How long a thread waking on a core that another thread runs waits for it (cpu_scheduler.hpp).
   if (p.cpu.busy_wake_delay_s > 0)
     y << YAML::Key << "busy_wake_delay" << YAML::Value << seconds(p.cpu.busy_wake_delay_s);
+  // What a core gets done when it switches among 2, 3 loader processes (cpu.hpp).
+  if (!p.cpu.shared_core_efficiency.empty()) {
+    y << YAML::Key << "shared_core_efficiency" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (double e : p.cpu.shared_core_efficiency)
+      y << round4(e);
+    y << YAML::EndSeq;
+  }
   // Co-running slowdown (sim/hardware/cpu.hpp); the per-stage figures stay under calibration.stage_fits.
   y << YAML::Key << "all_cores_efficiency" << YAML::Value << round4(cpu_all_cores_efficiency(p.cpu));
   // Host-placed ops run at core_flops on one core: the asymptotic single-thread Eigen GEMM rate.

@@ -177,6 +177,21 @@ FrameworkCostsProfile fit_framework_costs(const nlohmann::json& raw) {
   return f;
 }
 
+std::vector<double> fit_shared_core(const nlohmann::json& shared_core) {
+  std::map<int, double> mean;
+  for (const auto& point : shared_core) {
+    const auto rates = point.at("samples_per_cpu_s").get<std::vector<double>>();
+    if (!rates.empty())
+      mean[point.at("processes").get<int>()] = std::accumulate(rates.begin(), rates.end(), 0.0) / rates.size();
+  }
+  std::vector<double> out;
+  if (!(mean[1] > 0))
+    return out;
+  for (int k = 2; mean.count(k) && mean[k] > 0; ++k)
+    out.push_back(std::min(1.0, mean[k] / mean[1]));
+  return out;
+}
+
 void add_pytorch_calibration(Profile& p, const PytorchCalibrateOptions& opt, std::ostream& log) {
   const std::vector<CalibImage> images = build_calib_set({opt.quick, opt.cache_dir});
   nlohmann::json req = {{"op", "calibrate"}, {"quick", opt.quick}, {"reps", opt.reps}};
@@ -243,6 +258,14 @@ void add_pytorch_calibration(Profile& p, const PytorchCalibrateOptions& opt, std
   fmt::print(log, "    worker start-up:   {:.3g} ms per worker, one after another before any works (R^2 {:.3f}, "
                   "max|res| {:.1f} %, {} points)\n",
              f.worker_startup_s * 1e3, f.startup_fit.r2, 100 * f.startup_fit.max_rel_residual, f.startup_fit.points);
+  if (raw.contains("shared_core")) {
+    p.cpu.shared_core_efficiency = fit_shared_core(raw.at("shared_core"));
+    std::string figures;
+    for (size_t i = 0; i < p.cpu.shared_core_efficiency.size(); ++i)
+      figures += fmt::format("{}{} processes {:.3f}", i ? ", " : "", i + 2, p.cpu.shared_core_efficiency[i]);
+    fmt::print(log, "    shared core:       samples per CPU-second of the chain on one core, over one process's: {}\n",
+               figures.empty() ? std::string("not measured") : figures);
+  }
   p.framework_costs = f;
 }
 

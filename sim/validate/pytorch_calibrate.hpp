@@ -10,11 +10,15 @@
 //                            1024x768 on the 2-core development VM)
 //   receive (next())         receive_per_batch + receive_per_byte x batch bytes   (training process CPU,
 //                            next() itself plus the process' other threads, with workers doing no image work)
-//   receive latency          the mean over those points of next()'s wall time less its CPU time, the
-//                            batch ready (a 2 x the workers' pace sleep before each call): receive_latency
+//   receive latency          the mean over those points of the median over calls of next()'s wall time
+//                            less its CPU time, the batch ready (a 2 x the workers' pace sleep before each
+//                            call) and the cores idle: receive_latency (a busy core adds busy_wake_delay)
 //   worker                   worker_per_batch + worker_per_byte x batch bytes     (the workers' CPU per
 //                            batch: fetch, default_collate into shared memory, pickling)
 //   pin                      pin_per_byte x batch bytes (the pin-memory thread; only where CUDA is usable)
+//   shared core              samples per CPU-second of k processes running the chain on one core over
+//                            one process's (k = 2, 3): cpu.shared_core_efficiency. On the 2-core
+//                            development VM ~0.93 / ~0.85 at 500x375, ~0.90 / ~0.79 at 1024x768.
 //   worker start-up          time from iter() to each worker's first batch = a + worker_startup x W:
 //                            the training process starts its W workers one after another and sends
 //                            the first indices only when all have started (torch 1.13's iterator).
@@ -56,6 +60,9 @@ StageCost fit_transform(const nlohmann::json& transform);
 // The client's in-loop points against the isolated fits -> direct fits and factors (in_loader_bench.hpp).
 inline constexpr size_t kDirectFitSizes = 3;
 InLoaderResult fit_in_loop(const nlohmann::json& in_loop, const std::map<std::string, StageCost>& isolated);
+// The client's shared_core points -> cpu.shared_core_efficiency: for k = 2, 3 processes on one core, the
+// mean of their samples per CPU-second over the mean with one process, at most 1 (above is noise).
+std::vector<double> fit_shared_core(const nlohmann::json& shared_core);
 // The client's loader, pin and start-up points -> the framework costs.
 FrameworkCostsProfile fit_framework_costs(const nlohmann::json& raw);
 

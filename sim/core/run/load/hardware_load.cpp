@@ -29,7 +29,7 @@ StageCost parse_stage_cost(const ConfigNode& node) {
 CpuSpec parse_cpu(const ConfigNode& node) {
   node.allow_only({"preset", "name", "source", "cores", "core_speed", "fp16_emulation_factor", "all_cores_efficiency",
                    "core_flops", "stage_costs", "model", "measured", "scheduler", "balance_delay",
-                   "busy_wake_delay"});
+                   "busy_wake_delay", "shared_core_efficiency"});
   CpuSpec c;
   c.name = node.get_string("name", node.has("preset") ? node.get_string("preset") : "cpu");
   c.cores = static_cast<int>(node.get_integer("cores", std::nullopt, 1, 4096));
@@ -42,6 +42,17 @@ CpuSpec parse_cpu(const ConfigNode& node) {
   c.scheduling = node.get_enum<CpuScheduling>("scheduler", CpuScheduling::per_core);
   c.balance_delay = node.get_quantity<Seconds>("balance_delay", Seconds(4e-3), false);
   c.busy_wake_delay = node.get_quantity<Seconds>("busy_wake_delay", Seconds(0.0), false);
+  if (ConfigNode e = node.child("shared_core_efficiency"); e.defined()) {
+    const char* expected = "a list of numbers in (0, 1]: what a core gets done with 2, 3, ... threads on it";
+    if (!e.is_sequence() || e.items().empty() || e.items().size() > 64)
+      e.fail(expected, e.quoted());
+    for (const ConfigNode& item : e.items()) {
+      const double v = item.is_scalar() ? item.as_number() : -1.0;
+      if (!(v > 0.0 && v <= 1.0))
+        item.fail(expected, item.quoted());
+      c.shared_core_efficiency.push_back(v);
+    }
+  }
   if (ConfigNode costs = node.child("stage_costs"); costs.defined())
     for (const auto& k : costs.keys())
       c.stage_costs[k] = parse_stage_cost(costs.child(k));
