@@ -1,23 +1,28 @@
 // The floor for sim_speed's 1-node run: the same activities in plain SimGrid s4u, with none of mlsim.
 //
-// One node: a dispatcher puts `chunks` chunks per step (the node's batch) in a queue once every
-// accelerator's buffer has a free slot; `chunks` readers each read their chunk from the disk
-// (its accesses and bytes shared with the other reads in flight, then the per-request latency),
-// served as mlsim serves it: sim/hardware/disk_server.hpp is itself plain s4u (one actor per disk,
-// semaphores and timeouts), so the replica uses it as it is; `chunks` workers run a chunk's CPU work on their own core host and the
-// last one of a batch hands it to the 8 trainers; a trainer copies its batch over its PCIe link,
+// One node: a dispatcher reads `chunks` chunks per step (the node's batch) once every accelerator's
+// buffer has a free slot, up to `chunks` reads in flight and the rest waiting, each from the disk (its
+// accesses and bytes shared with the other reads in flight, then the per-request latency), served as
+// mlsim serves it: sim/hardware/disk_server.hpp is itself plain s4u (one actor per disk, semaphores
+// and timeouts, a read's end run by that actor: it queues the chunk for the workers and starts the
+// next waiting read), so the replica uses it as it is; `chunks` workers run a chunk's CPU work
+// on the node's cores, served as mlsim serves them (sim/hardware/core_server.hpp, plain s4u as well:
+// one actor per node, the epyc-7742's 128 cores at speed 1, no co-running slowdown, the default
+// balance delay), and the last one of a batch hands it to the 8 trainers; a trainer copies its batch over its PCIe link,
 // runs the step on its accelerator host and sends its share of a ring all-reduce to the next
 // accelerator over NVLink, then waits at a barrier. Sample sizes are drawn as mlsim draws them
 // (lognormal, 110 kB mean), the costs are the bench scenario's, rounded. What it leaves out of
-// mlsim: recording, step bookkeeping, the CPU scheduler's run queues, the fast-forward monitor.
+// mlsim: recording, step bookkeeping, the fast-forward monitor.
 #pragma once
 
+#include "sim/hardware/core_server.hpp"
 #include "sim/hardware/disk_server.hpp"
 
 #include <simgrid/s4u.hpp>
 
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -70,9 +75,10 @@ inline Counts run(int argc, char** argv, int steps, int chunks = 128, int gpus =
   nvme.random_read_iops = 1e6;
   nvme.latency = mlsim::Seconds(20e-6);
   auto disk = std::make_shared<mlsim::DiskServer>(nvme, compute->create_host("disk", 7e9)->seal());
-  std::vector<sg4::Host*> cores, gpu;
-  for (int c = 0; c < chunks; ++c)
-    cores.push_back(compute->create_host("core" + std::to_string(c), 1e9)->seal());
+  std::vector<sg4::Host*> gpu;
+  mlsim::CpuSpec epyc;
+  epyc.cores = 128;
+  auto cores = std::make_shared<mlsim::CoreServer>(epyc, cpu);
   std::vector<sg4::Link*> nvlink;
   for (int g = 0; g < gpus; ++g) {
     gpu.push_back(net->create_host("gpu" + std::to_string(g), 1e9)->seal());
@@ -91,7 +97,7 @@ inline Counts run(int argc, char** argv, int steps, int chunks = 128, int gpus =
   net->seal();
   root->seal();
 
-  auto to_read = std::make_shared<Queue>(), to_map = std::make_shared<Queue>();
+  auto to_map = std::make_shared<Queue>();
   std::vector<sg4::SemaphorePtr> tokens, ready;
   for (int g = 0; g < gpus; ++g) {
     tokens.push_back(sg4::Semaphore::create(2)); // prefetch 2
@@ -102,6 +108,27 @@ inline Counts run(int argc, char** argv, int steps, int chunks = 128, int gpus =
   const double per_sample_cpu = 1.2e-3, per_byte_h2d = 224.0 * 224 * 3 * 4, step_s = 0.0202;
   const double gradient = 25.6e6 * 2, ring = 2.0 * (gpus - 1) / gpus * gradient;
 
+  // The read stage: `chunks` slots; a read's end maps its chunk and starts the next waiting one.
+  struct Reads {
+    int free = 0;
+    std::deque<Chunk> waiting;
+    std::function<void(Chunk)> start;
+  };
+  auto reads = std::make_shared<Reads>();
+  reads->free = chunks;
+  const double per_chunk = static_cast<double>(gpus * batch / chunks);
+  reads->start = [disk, to_map, per_chunk, r = reads.get()](Chunk c) {
+    disk->submit(per_chunk, mlsim::Bytes(c.bytes), [to_map, r, c] {
+      to_map->put(c);
+      if (r->waiting.empty()) {
+        ++r->free;
+        return;
+      }
+      Chunk next = r->waiting.front();
+      r->waiting.pop_front();
+      r->start(next);
+    });
+  };
   sg4::Actor::create("dispatch", cpu, [=] {
     std::mt19937_64 rng(1);
     const double sigma = std::sqrt(std::log(1 + (60.0 / 110) * (60.0 / 110))), mu = std::log(110e3) - sigma * sigma / 2;
@@ -114,19 +141,15 @@ inline Counts run(int argc, char** argv, int steps, int chunks = 128, int gpus =
         double bytes = 0;
         for (int i = 0; i < gpus * batch / chunks; ++i)
           bytes += size(rng);
-        to_read->put({bytes, id});
+        if (reads->free > 0) {
+          --reads->free;
+          reads->start({bytes, id});
+        } else {
+          reads->waiting.push_back({bytes, id});
+        }
       }
     }
   })->daemonize();
-  const double per_chunk = static_cast<double>(gpus * batch / chunks);
-  for (int r = 0; r < chunks; ++r)
-    sg4::Actor::create("reader", cpu, [=] {
-      for (;;) {
-        Chunk c = to_read->take();
-        disk->read(per_chunk, mlsim::Bytes(c.bytes));
-        to_map->put(c);
-      }
-    })->daemonize();
   for (int w = 0; w < chunks; ++w)
     sg4::Actor::create("worker", cpu, [=] {
       for (;;) {
@@ -136,9 +159,7 @@ inline Counts run(int argc, char** argv, int steps, int chunks = 128, int gpus =
             s->release();
           continue;
         }
-        sg4::ExecPtr e = sg4::Exec::init();
-        e->set_flops_amount(per_chunk * per_sample_cpu * 1e9)->set_host(cores[static_cast<size_t>(w)])->start();
-        e->wait();
+        cores->run(mlsim::Seconds(per_chunk * per_sample_cpu));
         if (--(*left)[c.batch] == 0) {
           left->erase(c.batch);
           to_map->put({0, c.batch, true}, true);

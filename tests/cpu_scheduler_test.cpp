@@ -27,7 +27,7 @@ std::vector<std::vector<double>> run_actors(const CpuSpec& cpu, const std::vecto
   auto engine = make_engine();
   auto* zone = sg4::create_full_zone("test");
   auto* pool = zone->create_host("node.cpu", cpu.core_speed * kWorkPerSecond)->set_core_count(cpu.cores)->seal();
-  CpuScheduler sched(zone, pool, cpu);
+  CpuScheduler sched(pool, cpu);
   zone->seal();
   std::vector<std::vector<double>> end(actors.size());
   for (size_t i = 0; i < actors.size(); ++i)

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <map>
 #include <random>
 #include <vector>
@@ -168,5 +169,44 @@ TEST(DiskServer, ManyReadsEndWhenTheExecFormEnds) {
   for (size_t i = 0; i < reads.size(); ++i) {
     ASSERT_GT(end[i].first, reads[i].start) << i;
     EXPECT_NEAR(end[i].first, end[i].second, 1e-9 * end[i].second) << "read " << i;
+  }
+}
+
+TEST(DiskServer, CompletionsChainReadsWithoutAnActorEach) {
+  // Two chains of three reads, each next read submitted by the previous one's completion, on the server
+  // alone. Each read: one access (0.1 ms of operations, 0.1 ms of latency) and 2 MB. Both chains in
+  // flight share the bandwidth: every read takes 2 x 2 MB / 1 GB/s = 4 ms + 0.1 ms of latency, so the
+  // k-th read of each chain ends at 4.1 k ms; the two chains' reads end together, in arrival order.
+  auto engine = make_engine();
+  auto* zone = sg4::create_full_zone("test");
+  DiskSpec spec;
+  spec.sequential_read = BytesPerSec(kBandwidth);
+  spec.random_read_iops = kIops;
+  spec.latency = Seconds(kLatency);
+  DiskServer server(spec, zone->create_host("disk", kBandwidth)->seal());
+  auto* host = zone->create_host("host", 1e9)->seal();
+  zone->seal();
+  std::vector<std::pair<int, double>> ends; // (chain, time)
+  sg4::SemaphorePtr all_done = sg4::Semaphore::create(0);
+  std::function<void(int, int)> chain = [&](int c, int left) {
+    server.submit(1, Bytes(2e6), [&, c, left] {
+      ends.emplace_back(c, sg4::Engine::get_clock());
+      if (left > 1)
+        chain(c, left - 1);
+      else
+        all_done->release();
+    });
+  };
+  sg4::Actor::create("start", host, [&] { // the server is a daemon: the simulation lasts while this waits
+    chain(0, 3);
+    chain(1, 3);
+    all_done->acquire();
+    all_done->acquire();
+  });
+  engine->run();
+  ASSERT_EQ(ends.size(), 6u);
+  for (size_t i = 0; i < ends.size(); ++i) {
+    EXPECT_EQ(ends[i].first, static_cast<int>(i % 2)) << i;
+    EXPECT_NEAR(ends[i].second, 4.1e-3 * static_cast<double>(i / 2 + 1), 1e-12) << i;
   }
 }

@@ -79,9 +79,10 @@ TEST(Safety, ShuffleStageOverDatasetInRamRuns) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
-// Was SimGrid aborting in its stack allocation: 100,000 workers are 200,000 actors.
+// Was SimGrid aborting in its stack allocation. Actors are bounded by memory (~15 kB each, limits.hpp):
+// 10,000,000 workers reading a dataset in RAM are 2 x 10^7 actors, ~300 GB.
 TEST(Safety, TooManyActorsIsALoadErrorNamingTheKey) {
-  expect_load_error(variant(kCase5, "  prefetch: 2\n", "  prefetch: 2\n  workers: 100000\n"), "pipeline.workers");
+  expect_load_error(variant(kCase5, "  prefetch: 2\n", "  prefetch: 2\n  workers: 10000000\n"), "pipeline.workers");
 }
 
 // Was bad_alloc inside an actor: 100,000 batches of 128 per accelerator drawn ahead.

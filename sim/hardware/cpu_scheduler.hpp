@@ -13,12 +13,10 @@
 //   calibrate` measures the delay (sim/validate/host_bench.hpp: median ~10 ms
 //   on the 2-core development VM, HZ 250); the default is 4 ms, one tick at
 //   HZ 250. balance_delay 0 models an immediate pull.
-//   One balancing actor per node serves every core: the delay is the same for
-//   all, so pulls come due in the order the cores ran dry (a queue, no timers).
-//   Each core is its own one-core SimGrid host of speed v * e(B), B = busy
-//   cores of the node, e from cpu.hpp; a change of B switches every core's
-//   SimGrid pstate, so running work slows down or speeds up with its
-//   neighbours.
+//   Every core runs at v * e(B), B = busy cores of the node, e from cpu.hpp: a
+//   piece slows down or speeds up with its neighbours. One actor per node keeps
+//   the run queues and serves the pieces' times in closed form
+//   (core_server.hpp, run_queues.hpp); the balance pulls are its timed events.
 //   A core that runs n >= 2 pieces gets shared_core_efficiency(n) of its
 //   speed done (cpu.hpp: the pieces' data evict each other from its caches
 //   at every switch; measured by `mlsim calibrate --client pytorch`: ~0.9
@@ -50,57 +48,27 @@
 // node level.
 #pragma once
 
+#include "sim/hardware/core_server.hpp"
 #include "sim/hardware/cpu.hpp"
 
-#include <simgrid/s4u/Exec.hpp>
-#include <simgrid/s4u/Semaphore.hpp>
+#include <simgrid/forward.h>
 
-#include <deque>
-#include <map>
-#include <string>
-#include <utility>
-#include <vector>
+#include <memory>
 
 namespace mlsim {
 
-
 class CpuScheduler {
 public:
-  // `pool`: the node's multi-core host (the fair policy runs work there); per_core creates one host per core
-  // in `zone`, named <pool>.core<i>.
-  CpuScheduler(simgrid::s4u::NetZone* zone, simgrid::s4u::Host* pool, const CpuSpec& spec);
+  // `pool`: the node's multi-core host; the fair policy runs its work there, per_core serves it from
+  // there (core_server.hpp).
+  CpuScheduler(simgrid::s4u::Host* pool, const CpuSpec& spec);
 
   // Runs `core_seconds` of reference-core work for the calling actor; returns when done.
   void run(Seconds core_seconds);
 
 private:
-  // run() in two halves: place and start the piece; after it completes, free its place.
-  simgrid::s4u::ExecPtr start(Seconds core_seconds, long actor);
-  void finish(const simgrid::s4u::ExecPtr& exec, long actor);
-  struct Core {
-    simgrid::s4u::Host* host = nullptr;
-    std::vector<simgrid::s4u::ExecPtr> queue; // pieces placed here, oldest first
-    bool pull_pending = false;
-  };
-  void wait_if_every_core_busy(long actor); // busy_wake_delay, for a thread that wakes
-  void remove(const simgrid::s4u::Exec* exec, size_t& where);
-  size_t place(long actor);
-  void set_speed_state();
-  void balance_into(size_t idle);
-  void core_ran_dry(size_t core);
-  void pull_loop(); // the actor that fills each dry core balance_delay after it ran dry
-
   simgrid::s4u::Host* pool_;
-  CpuSpec spec_;
-  std::vector<Core> cores_;
-  std::map<long, size_t> last_core_; // actor id -> core it last ran on
-  std::map<long, double> last_end_;  // actor id -> when its last piece ended
-  int busy_ = 0;
-  std::deque<std::pair<size_t, double>> pulls_due_; // (core, when), in the order the cores ran dry
-  simgrid::s4u::SemaphorePtr pulls_;                // counts pulls_due_; created with the balancing actor
-
-  int levels_ = 1;   // co-running levels: e(1) .. e(levels)
-  int sharings_ = 1; // pieces-on-one-core variants: 1, 2, ... (shared_core_efficiency's length + 1)
+  std::unique_ptr<CoreServer> cores_; // per_core; null: fair
 };
 
 } // namespace mlsim

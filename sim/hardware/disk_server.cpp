@@ -23,6 +23,12 @@ DiskServer::DiskServer(const DiskSpec& spec, sg4::Host* home)
     : spec_(spec), home_(home), accesses_(spec.random_read_iops), bytes_(spec.sequential_read.value()) {}
 
 void DiskServer::read(double accesses, Bytes bytes) {
+  const sg4::SemaphorePtr done = sg4::Semaphore::create(0);
+  submit(accesses, bytes, [done] { done->release(); });
+  done->acquire();
+}
+
+void DiskServer::submit(double accesses, Bytes bytes, Completion done) {
   if (!started_) {
     started_ = true;
     wake_ = sg4::Semaphore::create(0);
@@ -36,39 +42,40 @@ void DiskServer::read(double accesses, Bytes bytes) {
     id = free_ids_.back();
     free_ids_.pop_back();
   }
-  Read& r = reads_[static_cast<size_t>(id)];
-  r = Read{};
-  r.delay = accesses * spec_.latency.value();
-  r.order = arrivals_++;
-  r.done = sg4::Semaphore::create(0);
-  const sg4::SemaphorePtr done = r.done; // the server frees the slot before this actor resumes
+  {
+    Read& r = reads_[static_cast<size_t>(id)];
+    r = Read{};
+    r.delay = accesses * spec_.latency.value();
+    r.order = arrivals_++;
+    r.done = std::move(done);
+    delays_.insert(r.delay);
+  }
   // A part of nothing ends at once, as an exec of nothing would.
   if (accesses > 0)
     accesses_.add(now, id, accesses, [this](long i, double at) { end_accesses(i, at); });
   else
-    r.accesses_end = now;
+    end_accesses(id, now);
   if (bytes.value() > 0)
     bytes_.add(now, id, bytes.value(), [this](long i, double at) { end_bytes(i, at); });
   else
-    r.bytes_end = now;
-  replan_ = true;
+    end_bytes(id, now);
+  arrived_ = true;
   if (sleeping_) { // reads arriving together wake the server once
     sleeping_ = false;
     wake_->release();
   }
-  done->acquire();
 }
 
 void DiskServer::serve() {
   double reached = -kNever; // the time of the timer that woke the server (SimGrid's clock may be an ulp short)
   for (;;) {
     const double clock = sg4::Engine::get_clock();
-    if (replan_)
-      plan();
-    wake_due(std::max(clock, reached));
+    const double next = finish_due(std::max(clock, reached)).at;
+    reached = -kNever;
+    if (arrived_) // completions submitted reads: take them in at this instant, as for any arrival
+      continue;
     sleeping_ = true;
     bool timed_out = false;
-    const double next = due_.empty() ? kNever : due_.front().at;
     if (next == kNever)
       wake_->acquire();
     else
@@ -78,40 +85,94 @@ void DiskServer::serve() {
   }
 }
 
-// The forecasts change only when a read arrives: between arrivals each due time stays exact
-// (ProcessorSharing::advance), so the plan is made once per arrival, not at every end.
-void DiskServer::plan() {
-  replan_ = false;
-  accesses_forecast_.assign(reads_.size(), -1.0);
-  bytes_forecast_.assign(reads_.size(), -1.0);
-  accesses_.forecast([this](long i, double at) { accesses_forecast_[static_cast<size_t>(i)] = at; });
-  bytes_.forecast([this](long i, double at) { bytes_forecast_[static_cast<size_t>(i)] = at; });
-  due_.clear();
-  for (size_t i = 0; i < reads_.size(); ++i) {
-    const Read& r = reads_[i];
-    if (!r.done)
-      continue;
-    const double accesses_end = r.accesses_end >= 0 ? r.accesses_end : accesses_forecast_[i];
-    const double bytes_end = r.bytes_end >= 0 ? r.bytes_end : bytes_forecast_[i];
-    due_.push_back({std::max(accesses_end, bytes_end) + r.delay, r.order, static_cast<long>(i)});
-  }
-  std::make_heap(due_.begin(), due_.end(), std::greater<>());
+void DiskServer::end_accesses(long id, double at) {
+  reads_[static_cast<size_t>(id)].accesses_end = at;
+  if (reads_[static_cast<size_t>(id)].bytes_end >= 0)
+    settle(id);
 }
 
-void DiskServer::wake_due(double now) {
-  while (!due_.empty() && due_by(due_.front().at, now)) {
-    std::pop_heap(due_.begin(), due_.end(), std::greater<>()); // the earliest, ties in arrival order
-    const Due d = due_.back();
-    due_.pop_back();
+void DiskServer::end_bytes(long id, double at) {
+  reads_[static_cast<size_t>(id)].bytes_end = at;
+  if (reads_[static_cast<size_t>(id)].accesses_end >= 0)
+    settle(id);
+}
+
+void DiskServer::settle(long id) {
+  const Read& r = reads_[static_cast<size_t>(id)];
+  settled_.push_back({std::max(r.accesses_end, r.bytes_end) + r.delay, r.order, id});
+  std::push_heap(settled_.begin(), settled_.end(), std::greater<>());
+}
+
+// Between arrivals each forecast stays exact (ProcessorSharing::advance moves along the same arithmetic),
+// so the ends found here are the ones reached later, to the bit. A read is done at max(its two parts'
+// ends) + its delay: walking both resources' ends merged in time order, a read's end is known once its
+// last part is met, and a part ending at t leaves its read done no sooner than t + the least delay.
+DiskServer::Due DiskServer::next_due() {
+  Due best{kNever, std::numeric_limits<long>::max(), -1};
+  while (!settled_.empty()) { // reads already done leave their entries behind: drop them
+    const Due& top = settled_.front();
+    const Read& r = reads_[static_cast<size_t>(top.id)];
+    if (r.done && r.order == top.order) {
+      best = top;
+      break;
+    }
+    std::pop_heap(settled_.begin(), settled_.end(), std::greater<>());
+    settled_.pop_back();
+  }
+  if (delays_.empty())
+    return best;
+  const double least_delay = *delays_.begin();
+  const long walk = walks_++;
+  ProcessorSharing::Walk a(accesses_), b(bytes_);
+  for (;;) {
+    const bool take_a = !a.done() && (b.done() || a.time() <= b.time());
+    if (!take_a && b.done())
+      break;
+    ProcessorSharing::Walk& w = take_a ? a : b;
+    const double t = w.time();
+    if (t + least_delay > best.at)
+      break;
+    Read& r = reads_[static_cast<size_t>(w.id())];
+    const double other = take_a ? r.bytes_end : r.accesses_end; // >= 0: that part has ended
+    double end = -1.0;
+    if (other >= 0)
+      end = std::max(t, other);
+    else if (r.walked == walk)
+      end = std::max(t, r.walk_end);
+    else {
+      r.walked = walk;
+      r.walk_end = t;
+    }
+    if (end >= 0) {
+      const Due d{end + r.delay, r.order, w.id()};
+      if (best > d)
+        best = d;
+    }
+    w.next();
+  }
+  return best;
+}
+
+DiskServer::Due DiskServer::finish_due(double now) {
+  arrived_ = false;
+  finished_.clear();
+  Due d = next_due();
+  for (; d.id >= 0 && due_by(d.at, now); d = next_due()) {
     // The resources let the read's parts go (they ended by then: a read is done after both parts),
     // so that its slot is free to reuse.
     accesses_.advance(d.at, [this](long i, double at) { end_accesses(i, at); });
     bytes_.advance(d.at, [this](long i, double at) { end_bytes(i, at); });
     Read& r = reads_[static_cast<size_t>(d.id)];
-    r.done->release();
+    finished_.push_back(std::move(r.done));
     r.done = nullptr;
+    delays_.erase(delays_.find(r.delay));
     free_ids_.push_back(d.id);
   }
+  // Completions run once every read done by now has left: what they submit arrives after all of them,
+  // as a read from an actor woken by its end would (submit() does not touch finished_).
+  for (Completion& c : finished_)
+    c();
+  return d;
 }
 
 } // namespace mlsim

@@ -10,8 +10,14 @@
 // of them at every arrival and every end (its solver was most of a 1x8 run's time). Here one actor
 // per disk keeps the reads, computes their ends in closed form, and sleeps until the next read is
 // done or a new one arrives; the engine sees one timer per disk and no variable per read.
-// The actor starts with the first read and lives on the disk's own host (nothing else runs there,
-// so its timers touch no other resource). Ignores: what disk.hpp ignores.
+// Finding the next read done walks the two resources' ends in time order (processor sharing keeps
+// their order as reads arrive) and stops once no read left can be done sooner: a few steps per
+// event, not one per read in flight.
+// A read needs no actor of its own: submit() hands the server a completion, which the server runs
+// in its own actor when the read is done (so a node's read stage of R reads in flight costs no R
+// actors); read() is submit() for an actor that waits. The server's actor starts with the first
+// read and lives on the disk's own host (nothing else runs there, so its timers touch no other
+// resource). Ignores: what disk.hpp ignores.
 #pragma once
 
 #include "sim/hardware/disk.hpp"
@@ -19,13 +25,22 @@
 
 #include <simgrid/forward.h>
 
+#include <functional>
+#include <set>
 #include <vector>
 
 namespace mlsim {
 
 class DiskServer {
 public:
+  // Runs in the server's actor when a read is done, once every read done at that instant has left the
+  // disk, in the order they were done (ties: arrival order). It must not block; it may submit reads.
+  using Completion = std::function<void()>;
+
   DiskServer(const DiskSpec& spec, simgrid::s4u::Host* home);
+
+  // Starts a read of `accesses` random accesses and `bytes` now; `done` runs when it is done.
+  void submit(double accesses, Bytes bytes, Completion done);
 
   // Blocks the calling actor until its read of `accesses` random accesses and `bytes` is done.
   void read(double accesses, Bytes bytes);
@@ -37,29 +52,35 @@ private:
     double accesses_end = -1.0; // < 0: still in the operations resource
     double bytes_end = -1.0;    // < 0: still in the bandwidth resource
     double delay = 0.0;
-    long order = 0;                  // arrival number: reads done at the same instant wake in this order
-    simgrid::s4u::SemaphorePtr done; // null: the slot is free
+    long order = 0;  // arrival number: reads done at the same instant complete in this order
+    Completion done; // empty: the slot is free
+    long walked = -1;       // the walk (next_due) that last forecast a part of this read
+    double walk_end = -1.0; // the end of the part that walk forecast
   };
-  void serve();                  // the server's loop
-  void plan();                   // after arrivals: when each read in flight is done if no other arrives
-  void wake_due(double now);     // wakes the reads done by `now`, in the order they were done
-  void end_accesses(long id, double at) { reads_[static_cast<size_t>(id)].accesses_end = at; }
-  void end_bytes(long id, double at) { reads_[static_cast<size_t>(id)].bytes_end = at; }
+  struct Due {
+    double at;
+    long order, id;
+    bool operator>(const Due& o) const { return at != o.at ? at > o.at : order > o.order; }
+  };
+  void serve();                // the server's loop
+  Due next_due();              // the read done first if no other arrives (id -1: none in flight)
+  // Completes the reads done by `now`, in the order they were done; returns the next one to be done as
+  // it was before the completions ran (they may submit reads).
+  Due finish_due(double now);
+  void end_accesses(long id, double at);
+  void end_bytes(long id, double at);
+  void settle(long id); // both parts of a read have ended: its end is fixed
 
   DiskSpec spec_;
   simgrid::s4u::Host* home_;
   ProcessorSharing accesses_, bytes_;
   std::vector<Read> reads_;     // by id (a slot, reused once its read is done)
   std::vector<long> free_ids_;
-  long arrivals_ = 0;
-  std::vector<double> accesses_forecast_, bytes_forecast_; // by id: plan's scratch
-  struct Due {
-    double at;
-    long order, id;
-    bool operator>(const Due& o) const { return at != o.at ? at > o.at : order > o.order; }
-  };
-  std::vector<Due> due_; // the reads in flight by when they are done (a min-heap), from the last plan
-  bool replan_ = false;  // a read arrived since the last plan
+  long arrivals_ = 0, walks_ = 0;
+  std::vector<Due> settled_;      // reads whose parts have both ended (a min-heap; done ones are skipped)
+  std::multiset<double> delays_;  // of the reads in flight: the least bounds next_due's walk
+  std::vector<Completion> finished_; // finish_due's scratch
+  bool arrived_ = false;             // a read arrived since the last finish_due
   simgrid::s4u::SemaphorePtr wake_; // released by an arrival while the server sleeps
   bool sleeping_ = false;
   bool started_ = false;

@@ -18,7 +18,7 @@ CpuScheduler& Platform::scheduler_of(const sg4::Host* cpu) const {
 }
 
 Platform::Platform(const PlatformSpec& spec) {
-  // Hosts that only compute (cores, RAM buses, disks) never send: a zone of their own keeps them out of
+  // Hosts that only compute (RAM buses, disks) never send: a zone of their own keeps them out of
   // the full zone's route table, which holds one slot per pair of its hosts. The two are siblings: a full
   // zone with a child zone would need gateways on every route.
   root_ = sg4::create_empty_zone("mlsim");
@@ -125,7 +125,7 @@ void Platform::build_node(const NodeSpec& spec, int instance, bool trainer) {
     });
   }
   node.cpu->seal();
-  node.scheduler = std::make_shared<CpuScheduler>(compute_zone_, node.cpu, spec.cpu);
+  node.scheduler = std::make_shared<CpuScheduler>(node.cpu, spec.cpu);
   scheduler_of_[node.cpu] = node.scheduler.get();
   node.ram_bus = compute_zone_->create_host(node.name + ".ram", spec.ram.bandwidth.value())->seal();
   for (const auto& d : spec.disks) {

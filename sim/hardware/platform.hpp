@@ -1,14 +1,14 @@
 // The platform builder: scenario nodes -> SimGrid hosts, links and disks.
 //
 // Per node instance: a CPU host (its cores, speed in reference core-seconds
-// per second x 1e9; with per-core scheduling its work runs on one host per
-// core, cpu_scheduler.hpp), one host per accelerator (device-seconds x 1e9), a RAM
+// per second x 1e9; with per-core scheduling its work is served in closed form by
+// an actor there, cpu_scheduler.hpp), one host per accelerator (device-seconds x 1e9), a RAM
 // bus (a one-core host whose speed is the RAM bandwidth in bytes/s, shared by
 // cached reads and pageable staging), per disk a host where its server runs
 // (NodeDisk below).
-// Hosts that only compute (cores, RAM buses, disks) live in a zone of their
+// Hosts that only compute (RAM buses, disks) live in a zone of their
 // own, so that the route table (one slot per pair of hosts that communicate:
-// CPUs, accelerators, storage) does not grow with the core count. Links are full duplex
+// CPUs, accelerators, storage) does not grow with them. Links are full duplex
 // (SimGrid split-duplex): one PCIe link per accelerator (plus a shared switch
 // uplink when gpus_per_switch > 1), one NVLink per accelerator into a
 // non-blocking switch, one NIC per node, a switch link with the network's
@@ -102,7 +102,7 @@ private:
 
   simgrid::s4u::NetZone* root_ = nullptr;
   simgrid::s4u::NetZone* zone_ = nullptr;         // hosts that communicate: CPUs, accelerators, storage
-  simgrid::s4u::NetZone* compute_zone_ = nullptr; // hosts that only compute: cores, RAM buses, disks
+  simgrid::s4u::NetZone* compute_zone_ = nullptr; // hosts that only compute: RAM buses, disks
   std::vector<NodeInstance> trainers_;
   std::vector<NodeInstance> service_;
   simgrid::s4u::Host* storage_ = nullptr;

@@ -59,17 +59,46 @@ public:
       served_ = 0.0;
   }
 
+  // The ends forecast() gives, one at a time, earliest first: for a caller that needs only the first few.
+  class Walk {
+  public:
+    explicit Walk(const ProcessorSharing& ps)
+        : ps_(&ps), it_(ps.ends_.rbegin()), t_(ps.now_), served_(ps.served_), n_(ps.ends_.size()) {
+      step();
+    }
+    bool done() const { return done_; }
+    double time() const { return time_; } // when the current request ends if no other arrives
+    long id() const { return id_; }
+    void next() {
+      t_ = time_;
+      ++it_;
+      step();
+    }
+
+  private:
+    void step() {
+      done_ = it_ == ps_->ends_.rend();
+      if (done_)
+        return;
+      const auto [finish, id] = *it_;
+      time_ = ps_->next_end(t_, served_, n_--, finish);
+      served_ = finish;
+      id_ = id;
+    }
+    const ProcessorSharing* ps_;
+    std::vector<std::pair<double, long>>::const_reverse_iterator it_;
+    double t_, served_;
+    size_t n_;
+    double time_ = 0;
+    long id_ = -1;
+    bool done_ = true;
+  };
+
   // Calls end(id, end_time) for every request present with its end time if no other arrives, earliest
   // first (the same arithmetic as advance(), so advancing to a forecast time ends that request exactly).
   template <class End> void forecast(End&& end) const {
-    double t = now_, served = served_;
-    size_t n = ends_.size();
-    for (auto it = ends_.rbegin(); it != ends_.rend(); ++it) {
-      const auto [finish, id] = *it;
-      t = next_end(t, served, n--, finish);
-      served = finish;
-      end(id, t);
-    }
+    for (Walk w(*this); !w.done(); w.next())
+      end(w.id(), w.time());
   }
 
   size_t size() const { return ends_.size(); }

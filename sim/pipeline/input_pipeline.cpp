@@ -2,6 +2,7 @@
 
 #include "sim/core/base/engine.hpp"
 #include "sim/core/base/errors.hpp"
+#include "sim/hardware/disk_server.hpp"
 #include "sim/pipeline/pipeline_counters.hpp"
 
 #include <simgrid/s4u.hpp>
@@ -39,8 +40,10 @@ InputPipeline::InputPipeline(Setup setup)
       readers_ = st.parallelism > 0 ? st.parallelism : (p.whole_batch_workers ? 0 : workers_);
     }
   chunks_per_batch_ = p.whole_batch_workers ? 1 : p.chunks_per_batch > 0 ? p.chunks_per_batch : workers_;
-  to_read_.available = sg4::Semaphore::create(0);
   to_map_.available = sg4::Semaphore::create(0);
+  for (const auto& nd : s_.node->disks)
+    if (nd.spec->name == job.dataset->disk)
+      disk_ = nd.server.get();
   startup_lock_ = sg4::Mutex::create();
   shard_samples_ = static_cast<double>(job.dataset->samples) / job.job_trainer_nodes;
   shard_bytes_ = shard_samples_ * job.dataset->sample_size.mean().value();
@@ -51,9 +54,10 @@ InputPipeline::InputPipeline(Setup setup)
 void InputPipeline::start() {
   auto* rec = s_.recorder;
   spawn_actor(s_.node->name + ".dispatch", s_.node->cpu, [this] { dispatch(); })->daemonize();
+  slots_.resize(static_cast<size_t>(readers_)); // never resized again: slot actors hold references
   for (int r = 0; r < readers_; ++r) {
-    sg4::Host* h = worker_hosts_[static_cast<size_t>(r) % worker_hosts_.size()];
-    spawn_actor(s_.node->name + ".reader" + std::to_string(r), h, [this, r] { read_loop(r); })->daemonize();
+    slots_[static_cast<size_t>(r)].track = rec->intern(s_.node->name + "/reader" + std::to_string(r));
+    free_slots_.push_back(r);
   }
   for (int w = 0; w < workers_; ++w) {
     sg4::Host* h = worker_hosts_[static_cast<size_t>(w) % worker_hosts_.size()];
@@ -123,7 +127,7 @@ void InputPipeline::fill_shuffle_buffer() {
       c.from_ram = read_from_ram(0); // the fill reads where the first epoch reads (a dataset in RAM too)
       for (size_t i = 0; i < chunk && left > 0; ++i, --left)
         c.stored_bytes.push_back(s_.job->dataset->sample_size.draw(rng).value());
-      put(readers_ > 0 ? to_read_ : to_map_, std::move(c));
+      readers_ > 0 ? to_read(std::move(c)) : put(to_map_, std::move(c));
     }
     return;
   }
@@ -175,21 +179,29 @@ void InputPipeline::dispatch() {
         chunk.from_ram = ram;
         chunk.epoch = epoch;
         chunk.first_stage = hit ? flow_.after_cache() : 0;
-        put(readers_ > 0 ? to_read_ : to_map_, std::move(chunk));
+        readers_ > 0 ? to_read(std::move(chunk)) : put(to_map_, std::move(chunk));
       }
     }
   }
 }
 
-void InputPipeline::read_chunk(const Chunk& c, sg4::Host* where, uint32_t track) {
-  const DatasetSpec& d = (*s_.job->dataset);
-  double t0 = sg4::Engine::get_clock();
-  double n = static_cast<double>(c.stored_bytes.size());
-  double stored = std::accumulate(c.stored_bytes.begin(), c.stored_bytes.end(), 0.0);
-  double bytes = c.first_stage > 0 ? flow_.trace_chunk(n, stored).bytes_after[c.first_stage - 1] : stored;
+double InputPipeline::read_bytes(const Chunk& c) const {
+  const double n = static_cast<double>(c.stored_bytes.size());
+  const double stored = std::accumulate(c.stored_bytes.begin(), c.stored_bytes.end(), 0.0);
+  return c.first_stage > 0 ? flow_.trace_chunk(n, stored).bytes_after[c.first_stage - 1] : stored;
+}
+
+DiskServer& InputPipeline::dataset_disk() const {
+  if (!disk_)
+    throw InternalError("dataset.disk '" + s_.job->dataset->disk + "' is not a disk of node " + s_.node->name);
+  return *disk_;
+}
+
+void InputPipeline::read_from(const Chunk& c, double bytes, sg4::Host* where) {
+  const double n = static_cast<double>(c.stored_bytes.size());
   if (c.from_ram) {
     sg4::this_actor::exec_init(bytes)->set_host(ram_of_.at(where))->wait(); // the reader's own RAM
-  } else if (d.location == DataLocation::remote) {
+  } else if (s_.job->dataset->location == DataLocation::remote) {
     // Accesses and transfers of a chunk's files overlap (queued requests), each on its own resource.
     sg4::ExecPtr ops = sg4::this_actor::exec_init(n); // keep the pointer: start() returns a raw one
     ops->set_host(s_.platform->storage_ops())->start();
@@ -197,29 +209,75 @@ void InputPipeline::read_chunk(const Chunk& c, sg4::Host* where, uint32_t track)
     ops->wait();
     sg4::this_actor::sleep_for(n * s_.job->storage->latency.value());
   } else {
-    const NodeDisk* disk = nullptr;
-    for (const auto& nd : s_.node->disks)
-      if (nd.spec->name == d.disk)
-        disk = &nd;
-    if (!disk)
-      throw InternalError("dataset.disk '" + d.disk + "' is not a disk of node " + s_.node->name);
-    disk->server->read(n, Bytes(bytes));
+    dataset_disk().read(n, Bytes(bytes));
   }
-  double t1 = sg4::Engine::get_clock();
-  auto* rec = s_.recorder;
-  rec->span(track, rec->intern("read"), rec->intern("input"), t0, t1);
-  rec->add(c.from_ram ? pipeline_counters::read_ram_bytes() : pipeline_counters::read_storage_bytes(), bytes);
-  rec->add(pipeline_counters::read_samples(), n);
-  rec->add(pipeline_counters::read_busy_seconds(), t1 - t0);
 }
 
-void InputPipeline::read_loop(int reader) {
-  uint32_t track = s_.recorder->intern(s_.node->name + "/reader" + std::to_string(reader));
+void InputPipeline::record_read(const Chunk& c, double bytes, uint32_t track, double start) {
+  const double end = sg4::Engine::get_clock();
+  auto* rec = s_.recorder;
+  rec->span(track, rec->intern("read"), rec->intern("input"), start, end);
+  rec->add(c.from_ram ? pipeline_counters::read_ram_bytes() : pipeline_counters::read_storage_bytes(), bytes);
+  rec->add(pipeline_counters::read_samples(), static_cast<double>(c.stored_bytes.size()));
+  rec->add(pipeline_counters::read_busy_seconds(), end - start);
+}
+
+void InputPipeline::read_chunk(const Chunk& c, sg4::Host* where, uint32_t track) {
+  const double start = sg4::Engine::get_clock(), bytes = read_bytes(c);
+  read_from(c, bytes, where);
+  record_read(c, bytes, track, start);
+}
+
+void InputPipeline::to_read(Chunk c) {
+  if (free_slots_.empty()) {
+    waiting_reads_.push_back(std::move(c));
+    return;
+  }
+  const int slot = free_slots_.front();
+  free_slots_.pop_front();
+  start_read(slot, std::move(c));
+}
+
+void InputPipeline::start_read(int slot, Chunk c) {
+  if (reads_local_disk(c)) { // no actor: the disk server ends the read
+    const double start = sg4::Engine::get_clock(), bytes = read_bytes(c);
+    const double n = static_cast<double>(c.stored_bytes.size());
+    dataset_disk().submit(n, Bytes(bytes), [this, slot, start, bytes, c = std::move(c)]() mutable {
+      end_read(slot, std::move(c), start, bytes);
+    });
+    return;
+  }
+  ReadSlot& r = slots_[static_cast<size_t>(slot)];
+  if (!r.handed) {
+    r.handed = sg4::Semaphore::create(0);
+    sg4::Host* h = worker_hosts_[static_cast<size_t>(slot) % worker_hosts_.size()];
+    spawn_actor(s_.node->name + ".reader" + std::to_string(slot), h, [this, slot] { slot_loop(slot); })->daemonize();
+  }
+  r.chunk = std::move(c);
+  r.handed->release();
+}
+
+void InputPipeline::end_read(int slot, Chunk c, double start, double bytes) {
+  record_read(c, bytes, slots_[static_cast<size_t>(slot)].track, start);
+  put(to_map_, std::move(c));
+  if (waiting_reads_.empty()) {
+    free_slots_.push_back(slot);
+    return;
+  }
+  Chunk next = std::move(waiting_reads_.front());
+  waiting_reads_.pop_front();
+  start_read(slot, std::move(next));
+}
+
+void InputPipeline::slot_loop(int slot) {
+  ReadSlot& r = slots_[static_cast<size_t>(slot)];
   sg4::Host* here = sg4::this_actor::get_host();
   for (;;) {
-    Chunk c = take(to_read_);
-    read_chunk(c, here, track);
-    put(to_map_, std::move(c));
+    r.handed->acquire();
+    Chunk c = std::move(r.chunk);
+    const double start = sg4::Engine::get_clock(), bytes = read_bytes(c);
+    read_from(c, bytes, here);
+    end_read(slot, std::move(c), start, bytes);
   }
 }
 

@@ -14,7 +14,14 @@
 //               like interleave(num_parallel_calls); pytorch and keras
 //               workers read inline before mapping) read chunks: random
 //               accesses on the disk's operations resource, bytes on the disk
-//               (or over the NIC from remote storage, or from RAM when cached)
+//               (or over the NIC from remote storage, or from RAM when cached).
+//               A reader is a slot, not an actor: up to `parallelism` reads
+//               are in flight, a chunk waits for a free slot, and a read's end
+//               hands its chunk to the workers and starts the next waiting
+//               one. Local-disk reads are submitted to the disk server, which
+//               runs that end in its own actor; reads from RAM or remote
+//               storage wait on SimGrid activities, in an actor per slot
+//               started the first time the slot reads from there.
 //   workers     run the map stages of a chunk as one exec on one core of their
 //               host (the node's CPU, or a data-service node's); a completed
 //               batch becomes a collate task at the head of the queue, taken by
@@ -80,12 +87,29 @@ private:
     simgrid::s4u::SemaphorePtr available;
   };
 
+  // A read stage's slot: its trace track, and for reads that wait on SimGrid activities (RAM, remote
+  // storage) an actor of its own and the chunk handed to it.
+  struct ReadSlot {
+    uint32_t track = 0;
+    simgrid::s4u::SemaphorePtr handed; // null: no actor yet
+    Chunk chunk;
+    double start = 0;
+  };
+
   void dispatch();
   void fill_shuffle_buffer(); // the first batch waits until the shuffle buffer holds its samples
-  void read_loop(int reader);
+  void to_read(Chunk c);      // read stage: into a free slot, else wait for one
+  void start_read(int slot, Chunk c);
+  void end_read(int slot, Chunk c, double start, double bytes); // `slot` read `c`: map it, take the next
+  void slot_loop(int slot);   // a slot's actor: reads from RAM or remote storage
   void work_loop(int worker);
   void start_worker(long& started_epoch, const Chunk& c, uint32_t track); // non-persistent workers, each epoch
-  void read_chunk(const Chunk& c, simgrid::s4u::Host* where, uint32_t track);
+  double read_bytes(const Chunk& c) const; // the bytes read: what the cached stages left, or the stored ones
+  bool reads_local_disk(const Chunk& c) const { return !c.from_ram && s_.job->dataset->location == DataLocation::local; }
+  DiskServer& dataset_disk() const;
+  void read_from(const Chunk& c, double bytes, simgrid::s4u::Host* where); // blocks the calling actor
+  void record_read(const Chunk& c, double bytes, uint32_t track, double start);
+  void read_chunk(const Chunk& c, simgrid::s4u::Host* where, uint32_t track); // a worker's own read
   void process_chunk(const Chunk& c, uint32_t track);
   void collate_and_deliver(long batch_id, uint32_t track);
   Chunk take(WorkQueue& q);
@@ -101,7 +125,11 @@ private:
   int chunks_per_batch_ = 1;
   std::vector<simgrid::s4u::Host*> worker_hosts_;
   std::map<const simgrid::s4u::Host*, simgrid::s4u::Host*> ram_of_; // worker host -> its node's RAM bus
-  WorkQueue to_read_, to_map_;
+  WorkQueue to_map_;
+  std::vector<ReadSlot> slots_;
+  std::deque<int> free_slots_;   // in the order they became free (as readers waiting on a queue)
+  std::deque<Chunk> waiting_reads_;
+  DiskServer* disk_ = nullptr;   // the dataset's disk, when it is local
   simgrid::s4u::MutexPtr startup_lock_; // the training process starts its workers one after another
   long startup_done_epoch_ = -1;          // the last epoch whose workers have started
   std::map<long, Pending> pending_;

@@ -3,15 +3,16 @@
 // Network model CM02 with cross-traffic and the TCP window cap off, so a
 // transfer takes exactly latency + size / bottleneck bandwidth (see
 // sim/hardware/platform.hpp for why); SimGrid's own logs are silenced. Actor
-// stacks are kActorStackKiB. A guarded stack is two memory mappings, and the
-// kernel's default vm.max_map_count (65530) then stops a process at ~28k
-// actors (128 nodes x 8 accelerators simulated node by node need ~36k). So a
-// run whose actors fit twice keeps the guard page (an overflow faults at
-// once); a larger one drops it (StackGuard::off): an unguarded stack of this
-// size is one mapping (glibc maps allocations of 128 KiB and more on their
-// own), touched only as deep as an actor's calls go, and an overflow is not
-// caught, so the size keeps a wide margin over what actors use. The loader
-// caps the actors either way (sim/core/run/limits.hpp).
+// stacks are kActorStackKiB. A guarded stack is two memory mappings (measured:
+// 2.000 per actor), so the kernel's default vm.max_map_count (65530) stops a
+// process at ~28k such actors. A run whose actors fit twice keeps the guard
+// page (an overflow faults at once); a larger one drops it (StackGuard::off):
+// unguarded stacks are anonymous mmaps of one kind that the kernel merges with
+// their neighbours (measured: 2 mappings more for 10,000 or 200,000 actors),
+// touched only as deep as an actor's calls go (13.3 kB for an actor blocked on
+// a semaphore; bench/actor_cost.cpp). An overflow is then not caught, so the
+// size keeps a wide margin over what actors use. The loader caps the actors
+// (sim/core/run/limits.hpp).
 //
 // MLSIM_THREAD_CONTEXTS=1 in the environment runs actors on threads instead of
 // SimGrid's own stack switching: only for AddressSanitizer builds, whose
@@ -27,7 +28,7 @@
 
 namespace mlsim {
 
-inline constexpr int kActorStackKiB = 256; // per actor; at least 128 so that each is a mapping of its own
+inline constexpr int kActorStackKiB = 256; // per actor; at least 128 (the mmap threshold) so that it is mmapped
 
 // Whether actor stacks get a guard page (an overflow then faults at once) at the cost of a second
 // memory mapping per actor; the simulation drops it only when the actors would not fit otherwise.

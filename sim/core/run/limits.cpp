@@ -13,21 +13,53 @@
 namespace mlsim {
 namespace {
 
-constexpr double kActorStackBytes = 16e3;  // touched per actor: 10k actors ~135 MB (measured, SIMGRID-NOTES)
+// Resident bytes per actor: 13.3 kB for an actor blocked on a semaphore (bench/actor_cost: 10,000 and 100,000
+// actors, unguarded stacks); 14.6 kB for the pipeline's actors (the bench job of 192 nodes with 128 and with 96
+// workers: 12,288 actors fewer, 180 MB less peak RSS).
+constexpr double kActorBytes = 15e3;
 constexpr double kBytesPerBufferedSample = 48; // a drawn size in a batch, its chunk and pending copies
-constexpr double kBytesPerRouteSlot = 8;
+constexpr double kBytesPerRouteSlot = 8;       // a full zone: 4,000 hosts cost 33.3 kB each (bench/actor_cost)
+constexpr double kBytesPerComputeHost = 1.2e3; // a host in a zone without routes: 1.13 kB (bench/actor_cost)
 
 double machine_memory() {
   long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
   return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 8e9;
 }
 
-// Mappings the process needs besides actor stacks (libraries, heap arenas, SimGrid's own).
+// Mappings the process needs besides guarded actor stacks (libraries, heap arenas, SimGrid's own: ~230 in a
+// 64-node run, bench/actor_cost and /proc/PID/maps).
 constexpr long kOtherMappings = 8192;
 
-// Hosts in the route table (platform.hpp): the node's CPU and its accelerators. Its cores, RAM bus and
-// disks only compute and are kept out of it.
+long max_map_count() {
+  long maps = 65530; // the kernel's default
+  if (FILE* f = std::fopen("/proc/sys/vm/max_map_count", "r")) {
+    long v = 0;
+    if (std::fscanf(f, "%ld", &v) == 1 && v > 0)
+      maps = v;
+    std::fclose(f);
+  }
+  return maps;
+}
+
+// Hosts in the route table (platform.hpp): the node's CPU and its accelerators. Its RAM bus and disks
+// only compute and are kept out of it.
 double node_hosts(const NodeSpec& n) { return 1.0 + n.accelerator_count; }
+
+// Whether a node's read slots may read from RAM or remote storage, each then in an actor of its own
+// (input_pipeline.hpp); local-disk reads need none. Local data is read from RAM only in a later epoch
+// (page cache, cache stage): counted when the samples a node draws in the run (its batches, those in
+// flight, a shuffle buffer's fill) reach its shard.
+bool reads_need_actors(const Scenario& s, const NodeSpec& trainer) {
+  if (s.dataset.location != DataLocation::local)
+    return true;
+  const PipelineSpec& p = s.pipeline;
+  double drawn = (static_cast<double>(s.run.steps) + p.prefetch + 2.0) * trainer.accelerator_count *
+                 static_cast<double>(p.batch_size);
+  for (const auto& st : p.stages)
+    if (st.kind == StageKind::shuffle)
+      drawn += static_cast<double>(st.buffer_samples);
+  return drawn >= static_cast<double>(s.dataset.samples) / std::max(1, s.trainer_nodes());
+}
 
 // The index of a node group in hardware.nodes, for its keys.
 std::string node_key(const Scenario& s, const NodeSpec& n) {
@@ -71,18 +103,11 @@ ConfigNode at_path(const ConfigNode& root, const std::string& dotted) {
 
 } // namespace
 
-long max_actors() {
-  long maps = 65530; // the kernel's default
-  if (FILE* f = std::fopen("/proc/sys/vm/max_map_count", "r")) {
-    long v = 0;
-    if (std::fscanf(f, "%ld", &v) == 1 && v > 0)
-      maps = v;
-    std::fclose(f);
-  }
-  return std::max(1000L, maps - kOtherMappings); // one mapping per actor stack (engine.hpp)
-}
+long max_actors() { return static_cast<long>(machine_memory() / 2 / kActorBytes); }
 
-bool guarded_stacks_fit(const Scenario& s) { return 2.0 * estimate_size(s).actors <= static_cast<double>(max_actors()); }
+long max_guarded_actors() { return std::max(0L, (max_map_count() - kOtherMappings) / 2); }
+
+bool guarded_stacks_fit(const Scenario& s) { return estimate_size(s).actors <= static_cast<double>(max_guarded_actors()); }
 
 SimulationSize estimate_size(const Scenario& s) {
   SimulationSize z;
@@ -92,7 +117,7 @@ SimulationSize estimate_size(const Scenario& s) {
   auto instances = [&](const NodeSpec& n) {
     return n.trains() && folded ? static_cast<double>(s.simulated_trainer_nodes()) : n.count;
   };
-  double nodes = 0, steps = 0;
+  double nodes = 0, steps = 0, disk_servers = 0;
   for (const NodeSpec* t : s.trainer_groups()) {
     const double here = instances(*t);
     double worker_cores = t->cpu.cores;
@@ -106,7 +131,10 @@ SimulationSize estimate_size(const Scenario& s) {
     for (const auto& st : p.stages)
       if (st.kind == StageKind::read && st.parallelism > 0)
         readers = st.parallelism;
+    if (!reads_need_actors(s, *t))
+      readers = 0;
     nodes += here;
+    disk_servers += s.dataset.location == DataLocation::local ? here : 0; // the dataset disk's server
     z.workers += here * workers;
     z.readers += here * readers;
     z.accelerator_actors += here * t->accelerator_count * 3.0; // trainer, communicator, copier
@@ -115,17 +143,16 @@ SimulationSize estimate_size(const Scenario& s) {
   }
   for (const auto& n : s.nodes) {
     z.hosts += instances(n) * node_hosts(n);
-    const double cores = n.cpu.scheduling == CpuScheduling::per_core ? n.cpu.cores : 0;
-    z.compute_hosts += instances(n) * (cores + 1.0 + static_cast<double>(n.disks.size()));
+    z.compute_hosts += instances(n) * (1.0 + static_cast<double>(n.disks.size()));
     if (n.cpu.scheduling == CpuScheduling::per_core)
-      z.core_actors += instances(n); // one balancer per node (cpu_scheduler.hpp)
+      z.core_actors += instances(n); // one core server per node (core_server.hpp)
   }
   z.hosts += s.storage.present ? 1 : 0;
-  z.actors = nodes + z.workers + z.readers + z.accelerator_actors + z.core_actors;
+  z.actors = nodes + disk_servers + z.workers + z.readers + z.accelerator_actors + z.core_actors;
   for (const auto& st : p.stages)
     if (st.kind == StageKind::shuffle)
       z.shuffle_samples = std::max(z.shuffle_samples, nodes * static_cast<double>(st.buffer_samples));
-  z.memory_bytes = z.hosts * z.hosts * kBytesPerRouteSlot + z.actors * kActorStackBytes +
+  z.memory_bytes = z.hosts * z.hosts * kBytesPerRouteSlot + z.compute_hosts * kBytesPerComputeHost + z.actors * kActorBytes +
                    (z.batch_samples + z.shuffle_samples) * kBytesPerBufferedSample +
                    steps * static_cast<double>(sizeof(StepRecord));
   return z;
@@ -185,20 +212,20 @@ void check_simulable(const Scenario& s, const std::vector<StepPlan>& plans, cons
         if (s.pipeline.stages[i].kind == StageKind::read && s.pipeline.stages[i].parallelism > 0)
           key = "pipeline.stages." + std::to_string(i) + ".parallelism";
     }
-    if (z.core_actors > biggest) {
+    if (z.core_actors > biggest) { // one per node: the largest node count is the key
       biggest = z.core_actors;
       const NodeSpec* most = &t;
       for (const auto& n : s.nodes)
-        if (static_cast<double>(n.cpu.cores) * n.count > static_cast<double>(most->cpu.cores) * most->count)
+        if (n.count > most->count)
           most = &n;
-      key = node_key(s, *most) + (most->count > 1 ? ".count" : ".cpu.cores");
+      key = node_key(s, *most) + ".count";
     }
     if (z.accelerator_actors > biggest)
       key = node_key(s, t) + ".accelerators.count";
     fail_at(root, key,
-            fmt::format("a scenario of at most {} simulated actors (a memory mapping each, under this machine's "
-                        "vm.max_map_count)", actor_limit),
-            fmt::format("{:.0f} actors ({:.0f} pipeline workers, {:.0f} readers, {:.0f} core balancers, {:.0f} per "
+            fmt::format("a scenario of at most {} simulated actors ({:.0f} kB each, in half of this machine's memory)",
+                        actor_limit, kActorBytes / 1e3),
+            fmt::format("{:.0f} actors ({:.0f} pipeline workers, {:.0f} readers, {:.0f} core servers, {:.0f} per "
                         "accelerator)", z.actors, z.workers, z.readers, z.core_actors, z.accelerator_actors));
   }
   if (z.hosts > kMaxHosts) {
@@ -212,12 +239,13 @@ void check_simulable(const Scenario& s, const std::vector<StepPlan>& plans, cons
             fmt::format("{:.0f} hosts", z.hosts));
   }
   if (z.compute_hosts > kMaxComputeHosts) {
+    auto hosts_of = [](const NodeSpec& n) { return (1.0 + static_cast<double>(n.disks.size())) * n.count; };
     const NodeSpec* most = &s.nodes.front();
     for (const auto& n : s.nodes)
-      if (static_cast<double>(n.cpu.cores) * n.count > static_cast<double>(most->cpu.cores) * most->count)
+      if (hosts_of(n) > hosts_of(*most))
         most = &n;
-    fail_at(root, node_key(s, *most) + (most->count > 1 ? ".count" : ".cpu.cores"),
-            fmt::format("a platform of at most {} simulated cores, RAM buses and disks", kMaxComputeHosts),
+    fail_at(root, node_key(s, *most) + (most->count > 1 ? ".count" : ".disks"),
+            fmt::format("a platform of at most {} simulated RAM buses and disks", kMaxComputeHosts),
             fmt::format("{:.0f}", z.compute_hosts));
   }
   if (z.batch_samples > kMaxBufferedSamples) {

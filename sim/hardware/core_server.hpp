@@ -1,0 +1,126 @@
+// A node's cores at run time, per-core policy (cpu_scheduler.hpp, run_queues.hpp), served in closed form.
+//
+//   B = busy cores of the node, n_c = pieces queued on core c; core c runs at  r * s(n_c),
+//   r = v * e(B)  reference core-seconds per second (cpu.hpp: co-running and shared-core factors); the
+//   k_c pieces of the core whose work has not ended share it equally, r * s(n_c) / k_c each.
+//   Kept in work space: W = the integral of r over time (what a piece alone on an otherwise idle core
+//   would have done); a core's pieces each receive dW * s_c / k_c, so a piece of work w joining core c
+//   when c's pieces have each received S_c ends when S_c reaches S_c + w, and core c's next end is at
+//       W_end(c) = W_c + (min finish - S_c) * k_c / s_c,     t_end = now + (W_end - W) / r.
+//   A change of B changes r only: W_end of every core stays, so it costs nothing per piece; an arrival,
+//   an end, a removal or a pull touches one or two cores; the next end is the smallest W_end (a tree
+//   over the cores, O(log cores) per change).
+// Events: a piece arrives, a piece's work ends (its core's k falls), its actor resumes and removes it (B
+// may fall, a core may run dry), a dry core takes a piece from a busier one `balance_delay` after it ran
+// dry (k changes on both, B rises).
+// The same times as a one-core SimGrid host per core, an exec per piece, a pstate of speed v * e(B) on
+// every core switched when B changes and a balancing actor that sleeps until each pull is due (the
+// form this replaces), up to rounding. Why not that form: every change of B re-solved every running
+// exec of the node, and each piece cost an exec, a host per core and a wake-up of the balancer. Here one
+// actor per node keeps the pieces and sleeps until the next end or pull, or until an arrival brings
+// one forward; the engine sees one timer per node and no variable per piece.
+// Every event due by `now` is applied by whichever actor touches the server first (an arrival, a
+// removal, or the server's own timer), in time order, ends before pulls at the same instant: the state
+// at an instant does not depend on which actor SimGrid runs first. Pieces ending together resume in
+// arrival order. S restarts at 0 whenever a core empties, so its rounding stays relative to the pieces
+// present. A thread that wakes on busy cores first sleeps `busy_wake_delay` in its own actor.
+// Ignores: what cpu_scheduler.hpp ignores.
+#pragma once
+
+#include "sim/core/base/units.hpp"
+#include "sim/hardware/cpu.hpp"
+#include "sim/hardware/run_queues.hpp"
+
+#include <simgrid/forward.h>
+
+#include <deque>
+#include <map>
+#include <utility>
+#include <vector>
+
+namespace mlsim {
+
+class CoreServer {
+public:
+  // The server's actor lives on `home` (it only waits there).
+  CoreServer(const CpuSpec& spec, simgrid::s4u::Host* home);
+
+  // Blocks the calling actor until `core_seconds` (> 0) of reference-core work is done on the node's cores.
+  void run(Seconds core_seconds);
+
+  // The per-core speed v * e(B) with `busy` cores busy, in reference core-seconds per second.
+  double core_rate(int busy) const;
+
+private:
+  struct Piece {
+    double finish = 0.0; // the service S of its core at which its work ends
+    size_t core = 0;
+    long order = 0;      // arrival number: pieces ending together resume in this order
+    bool ended = false;
+    bool in_use = false;
+    simgrid::s4u::SemaphorePtr done;
+  };
+  struct Core {
+    int running = 0;         // pieces whose work has not ended
+    double factor = 1.0;     // s(pieces queued): the shared-core factor
+    double anchor = 0.0;     // W when `served` was last brought up to date
+    double served = 0.0;     // S: what each running piece of the core has received since it was last empty
+  };
+  // The smallest of n values and its index (the lowest on a tie), kept up to date in O(log n) per change.
+  class MinTree {
+  public:
+    explicit MinTree(size_t n);
+    void set(size_t i, double v);
+    double min() const { return value_[1]; }
+    size_t argmin() const { return at_[1]; }
+
+  private:
+    size_t leaves_ = 1;
+    std::vector<double> value_;
+    std::vector<size_t> at_;
+  };
+  struct Woken {
+    double at;
+    long order;
+    simgrid::s4u::SemaphorePtr done;
+  };
+  using WokenList = std::vector<Woken>;
+
+  void serve();                                // the server's loop
+  void advance(double now, WokenList& woken);  // applies every event due by `now`, in time order
+  void elapse(double to);                      // moves W to time `to`
+  void touch(size_t core);                     // brings the core's S up to the present W
+  void refresh(size_t core);                   // its factor and W_end after a change of its pieces
+  void end_core(size_t core, double at, WokenList& woken); // ends its pieces due by `at`
+  double next_end() const;                     // the earliest end of a piece, with nothing arriving
+  double next_event() const;                   // the earlier of next_end and the next pull
+  void pull(size_t core);                      // the dry `core` takes a piece, if one can move
+  void ran_dry(size_t core);                   // `core`'s last piece left: it takes one now or after the delay
+  void changed();                              // after a change: wakes the server if its timer is now late
+  void set_rate() { rate_ = core_rate(queues_.busy()); }
+  void wait_if_every_core_busy(long actor);    // busy_wake_delay, for a thread that wakes (cpu_scheduler.hpp)
+  long new_piece();
+  void forget(long id);                        // its actor is gone (end of the simulation)
+  static void resume(WokenList& woken);        // releases the ended pieces' actors, in order
+
+  CpuSpec spec_;
+  simgrid::s4u::Host* home_;
+  RunQueues queues_;
+  std::vector<Core> cores_;
+  MinTree ends_;                               // by core: W_end
+  std::vector<bool> pull_pending_;             // by core
+  std::deque<std::pair<size_t, double>> pulls_due_; // (core, when), in the order the cores ran dry
+  std::vector<Piece> pieces_;                  // by id (a slot, reused once its actor resumed)
+  std::vector<long> free_ids_;
+  std::map<long, double> last_end_;            // actor id -> when its last piece ended
+  long arrivals_ = 0;
+  double now_ = 0.0;                           // the time of work_
+  double work_ = 0.0;                          // W at now_
+  double rate_ = 0.0;                          // r at the present B
+  simgrid::s4u::SemaphorePtr wake_;            // released by a change that brings the server's timer forward
+  bool sleeping_ = false;
+  double planned_ = 0.0;                       // while sleeping: when the server's timer expires
+  bool started_ = false;
+};
+
+} // namespace mlsim
