@@ -168,3 +168,16 @@ TEST(CpuScheduler, OnlyTheSharedCoreSlowsDown) {
   EXPECT_NEAR(end[0], 2.2, 1e-9);
   EXPECT_NEAR(end[2], 3.2, 1e-9);
 }
+
+TEST(CpuScheduler, ManyPiecesArrivingAtOnceWhileTheServerSleeps) {
+  // 1 core: a 10 s piece from t = 0, then 50 pieces of 10 ms at t = 1. The first arrival wakes the sleeping
+  // server (a simcall, at which the other 49 run and add their pieces); all 51 share the core: the short
+  // ones end at 1 + 0.01 x 51 = 1.51, the long one, 0.01 s further by then, ends at 1.51 + 8.99 = 10.5.
+  std::vector<Piece> pieces{{0, 10}};
+  for (int i = 0; i < 50; ++i)
+    pieces.push_back({1, 0.01});
+  std::vector<double> end = run_pieces(cpu(1, CpuScheduling::per_core), pieces);
+  EXPECT_NEAR(end[0], 10.5, 1e-9);
+  for (size_t i = 1; i < end.size(); ++i)
+    EXPECT_NEAR(end[i], 1.51, 1e-9) << i;
+}

@@ -54,6 +54,7 @@ void CoreServer::run(Seconds core_seconds) {
   advance(sg4::Engine::get_clock(), woken);
   const long id = new_piece();
   Piece& p = pieces_[static_cast<size_t>(id)];
+  const sg4::SemaphorePtr done = p.done;
   p.order = arrivals_++;
   p.core = queues_.place(actor);
   touch(p.core);
@@ -62,9 +63,9 @@ void CoreServer::run(Seconds core_seconds) {
   ++cores_[p.core].running;
   refresh(p.core);
   set_rate();
+  // Simcalls only from here (changed() may wake the server): other actors may run at each, find the
+  // piece placed, and add pieces of their own, which may move pieces_ and leave `p` dangling.
   changed();
-  const sg4::SemaphorePtr done = p.done;
-  // Simcalls only from here: other actors may run at each, and find the piece placed.
   if (!started_) {
     started_ = true;
     wake_ = sg4::Semaphore::create(0);
