@@ -19,17 +19,18 @@
 //   (core_server.hpp, run_queues.hpp); the balance pulls are its timed events.
 //   A core that runs n >= 2 pieces gets shared_core_efficiency(n) of its
 //   speed done (cpu.hpp: the pieces' data evict each other from its caches
-//   at every switch; measured by `mlsim calibrate --client pytorch`: ~0.9
-//   with 2 loader processes on one core of the development VM), shared
+//   at every switch; measured by `mlsim calibrate --client pytorch`: 0.98
+//   with 2 loader processes on one core of the quiet development VM, 0.93
+//   with other tenants at a load average of 8), shared
 //   equally among them: each runs at v * e(B) * s(n) / n.
 //   A thread that wakes (its actor's previous piece did not end at this
 //   instant) while every core runs work waits `busy_wake_delay` before its
 //   piece is placed: Linux (EEVDF) does not preempt the running thread at
 //   once but at the end of its slice or at a tick. `mlsim calibrate`
-//   measures it (host_bench.hpp: a 4 ms sleep next to a spinning thread on
-//   the same core oversleeps by ~3 ms at the median on the 2-core development
-//   VM, HZ 250, by ~0.1 ms with the core idle); the default 0 places it at
-//   once. A training loop that sleeps through the accelerator's step and
+//   measures it (host_bench.hpp: on the quiet 2-core development VM, HZ 250,
+//   a 4 ms sleep next to a spinning thread on the same core oversleeps no
+//   more than with the core idle: 0 ms; with other tenants at a load average
+//   of 8, ~3 ms at the median); the default 0 places it at once. A training loop that sleeps through the accelerator's step and
 //   then asks its busy workers for the next batch pays it every step.
 // Why not one fair pool (SimGrid's multi-core host, `scheduler: fair`): with
 // n > c runnable threads a fair pool gives each c/n of a core, but Linux

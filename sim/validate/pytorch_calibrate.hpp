@@ -18,7 +18,9 @@
 //   pin                      pin_per_byte x batch bytes (the pin-memory thread; only where CUDA is usable)
 //   shared core              samples per CPU-second of k processes running the chain on one core over
 //                            one process's (k = 2, 3): cpu.shared_core_efficiency. On the 2-core
-//                            development VM ~0.93 / ~0.85 at 500x375, ~0.90 / ~0.79 at 1024x768.
+//                            development VM, quiet: 0.98 / 0.97 over the sweep's files; at a load
+//                            average of 8 (other tenants switching in too) ~0.93 / ~0.85 at 500x375,
+//                            ~0.90 / ~0.79 at 1024x768.
 //   worker start-up          time from iter() to each worker's first batch = a + worker_startup x W:
 //                            the training process starts its W workers one after another and sends
 //                            the first indices only when all have started (torch 1.13's iterator).
