@@ -99,8 +99,10 @@ TEST(CalibrateQuick, LoaderStagesAreMeasuredInsideTheLoader) {
     EXPECT_LT(s.at(name).in_loader_factor, 10.0) << name;
   }
   EXPECT_GT(s.at("jpeg_decode").r2, 0.9);
-  // With two cores or more the kernel's balance delay is measured: a trial lasts at most 40 ms.
-  if (quick_profile().cpu.cores >= 2) {
+  // With two cores or more the kernel's balance delay is measured: a trial lasts at most 40 ms. A trial
+  // needs a spinner alone on a core; with other tenants keeping every core busy (a load average above
+  // twice the cores) there may be none, and calibrate says so instead of a figure.
+  if (quick_profile().cpu.cores >= 2 && quick_profile().meta.load_average < 2.0 * quick_profile().cpu.cores) {
     EXPECT_GT(quick_profile().cpu.balance_delay_s, 0.0);
     EXPECT_LE(quick_profile().cpu.balance_delay_s, 0.040);
     const auto& b = quick_profile().cpu.balance_delay;
@@ -116,6 +118,15 @@ TEST(CalibrateQuick, LoaderStagesAreMeasuredInsideTheLoader) {
     EXPECT_LE(w.median_s, w.p90_s);
     EXPECT_LT(w.p90_s, 1.0);
     EXPECT_DOUBLE_EQ(quick_profile().cpu.busy_wake_delay_s, w.median_s);
+  }
+  // Shared-core efficiency of the loader threads, for 2 and 3 threads on one core: a loss, not a gain
+  // (capped at 1), and far from half: each thread runs a scheduler slice (milliseconds) between switches,
+  // and refilling a core's L2 (a few MB at tens of GB/s) takes a fraction of a millisecond.
+  const auto& shared = quick_profile().cpu.shared_core_efficiency;
+  ASSERT_EQ(shared.size(), 2u);
+  for (double e : shared) {
+    EXPECT_GT(e, 0.5);
+    EXPECT_LE(e, 1.0);
   }
   // The CPU's co-running figure comes from the whole loop on every core (clamped to (0, 1]).
   EXPECT_GT(quick_profile().cpu.all_cores_efficiency, 0.0);

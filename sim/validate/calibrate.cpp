@@ -7,6 +7,7 @@
 #include "sim/validate/gpu_profile.hpp"
 #include "sim/validate/host_bench.hpp"
 #include "sim/validate/in_loader_bench.hpp"
+#include "sim/validate/shared_core_bench.hpp"
 #include "sim/validate/stage_bench.hpp"
 #include "sim/validate/stats.hpp"
 
@@ -183,6 +184,10 @@ Profile run_calibration(const CalibrateOptions& opt, std::ostream& log) {
                     "(p10 {:.2f}, p90 {:.2f}, spread {:.2f}) over {} trials\n",
                w.median_s * 1e3, w.p10_s * 1e3, w.p90_s * 1e3, w.spread, w.trials);
   }
+  const SharedCoreRates shared = measure_shared_core(images, opt.quick ? 0.3 : 2.0);
+  p.cpu.shared_core_efficiency = fit_shared_core(shared);
+  fmt::print(log, "  shared core (loader threads on one core, samples per CPU-second over one thread's): {}\n",
+             describe_shared_core(p.cpu.shared_core_efficiency, "threads"));
   p.ram = measure_ram(reps, p.cpu.cores);
   fmt::print(log, "  ram: {:.1f} GB, memcpy {:.2f} GB/s (1 thread), {:.2f} GB/s ({} threads)\n", p.ram.size_bytes / 1e9,
              p.ram.bandwidth_Bps / 1e9, p.ram.bandwidth_all_cores_Bps / 1e9, p.cpu.cores);

@@ -57,8 +57,9 @@ struct CpuProfile {
   // less the median oversleep with that core idle.
   double busy_wake_delay_s = 0.0;
   DelayStats busy_wake_delay;
-  // cpu.shared_core_efficiency (sim/hardware/cpu.hpp): for 2, 3 processes of the loader chain on one
-  // core, their samples per CPU-second over one process's (pytorch_calibrate.hpp). Empty: not measured.
+  // cpu.shared_core_efficiency (sim/hardware/cpu.hpp): for 2, 3 loader threads on one core, their samples
+  // per CPU-second over one thread's (shared_core_bench.hpp); `--client pytorch` replaces it with the
+  // client's processes (pytorch_calibrate.hpp). Empty: not measured.
   std::vector<double> shared_core_efficiency;
   std::map<std::string, StageCost> stage_costs;
 };

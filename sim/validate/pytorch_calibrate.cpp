@@ -3,6 +3,7 @@
 #include "sim/validate/calib_dataset.hpp"
 #include "sim/validate/client_process.hpp"
 #include "sim/validate/in_loader_bench.hpp"
+#include "sim/validate/shared_core_bench.hpp"
 #include "sim/validate/stats.hpp"
 
 #include <fmt/format.h>
@@ -178,18 +179,10 @@ FrameworkCostsProfile fit_framework_costs(const nlohmann::json& raw) {
 }
 
 std::vector<double> fit_shared_core(const nlohmann::json& shared_core) {
-  std::map<int, double> mean;
-  for (const auto& point : shared_core) {
-    const auto rates = point.at("samples_per_cpu_s").get<std::vector<double>>();
-    if (!rates.empty())
-      mean[point.at("processes").get<int>()] = std::accumulate(rates.begin(), rates.end(), 0.0) / rates.size();
-  }
-  std::vector<double> out;
-  if (!(mean[1] > 0))
-    return out;
-  for (int k = 2; mean.count(k) && mean[k] > 0; ++k)
-    out.push_back(std::min(1.0, mean[k] / mean[1]));
-  return out;
+  SharedCoreRates rates;
+  for (const auto& point : shared_core)
+    rates[point.at("processes").get<int>()] = point.at("samples_per_cpu_s").get<std::vector<double>>();
+  return fit_shared_core(rates);
 }
 
 void add_pytorch_calibration(Profile& p, const PytorchCalibrateOptions& opt, std::ostream& log) {
@@ -260,11 +253,8 @@ void add_pytorch_calibration(Profile& p, const PytorchCalibrateOptions& opt, std
              f.worker_startup_s * 1e3, f.startup_fit.r2, 100 * f.startup_fit.max_rel_residual, f.startup_fit.points);
   if (raw.contains("shared_core")) {
     p.cpu.shared_core_efficiency = fit_shared_core(raw.at("shared_core"));
-    std::string figures;
-    for (size_t i = 0; i < p.cpu.shared_core_efficiency.size(); ++i)
-      figures += fmt::format("{}{} processes {:.3f}", i ? ", " : "", i + 2, p.cpu.shared_core_efficiency[i]);
     fmt::print(log, "    shared core:       samples per CPU-second of the chain on one core, over one process's: {}\n",
-               figures.empty() ? std::string("not measured") : figures);
+               describe_shared_core(p.cpu.shared_core_efficiency, "processes"));
   }
   p.framework_costs = f;
 }

@@ -62,8 +62,8 @@ StageCost fit_transform(const nlohmann::json& transform);
 // The client's in-loop points against the isolated fits -> direct fits and factors (in_loader_bench.hpp).
 inline constexpr size_t kDirectFitSizes = 3;
 InLoaderResult fit_in_loop(const nlohmann::json& in_loop, const std::map<std::string, StageCost>& isolated);
-// The client's shared_core points -> cpu.shared_core_efficiency: for k = 2, 3 processes on one core, the
-// mean of their samples per CPU-second over the mean with one process, at most 1 (above is noise).
+// The client's shared_core points -> cpu.shared_core_efficiency (shared_core_bench.hpp's fit: for k = 2, 3
+// processes on one core, the mean of their samples per CPU-second over the mean with one process, at most 1).
 std::vector<double> fit_shared_core(const nlohmann::json& shared_core);
 // The client's loader, pin and start-up points -> the framework costs.
 FrameworkCostsProfile fit_framework_costs(const nlohmann::json& raw);
