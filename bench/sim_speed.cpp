@@ -8,6 +8,8 @@
 //   build/bench/sim_speed large      128 nodes x 8 accelerators, 100 steps (replica folding: 2 nodes simulated)
 //   build/bench/sim_speed unfolded   the same with every node simulated (run.replica_folding: false)
 //   build/bench/sim_speed unfolded 20 1024   1,024 nodes, 20 steps
+//   build/bench/sim_speed sweep      `mlsim sweep` of the quickstart, 1,000 points (cores 1..50 x batch
+//                                    16..320), --jobs 2: CPU of the sweep and all its children
 // A second argument sets the steps, a third the nodes. Each run happens in its own child process
 // (one SimGrid engine per process); the figure includes loading the scenario and building the
 // platform; peak RSS is the child's.
@@ -29,6 +31,7 @@
 
 #include <simgrid/s4u.hpp>
 #include <sys/resource.h>
+#include <unistd.h>
 
 namespace {
 
@@ -87,6 +90,36 @@ Figure bare_bench(int steps) {
   });
 }
 
+// build/mlsim and scenarios/ next to this program's build/bench/.
+std::string repo_path(const std::string& rel) {
+  char exe[4096] = {};
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  std::string dir = n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string("build/bench/sim_speed");
+  for (int up = 0; up < 3; ++up) // sim_speed, bench, build
+    dir = dir.substr(0, dir.rfind('/'));
+  return dir + "/" + rel;
+}
+
+Figure sweep_bench() {
+  const std::string csv = "/tmp/mlsim-sim-speed-sweep-" + std::to_string(::getpid()) + ".csv";
+  const std::string cmd = repo_path("build/mlsim") + " sweep " + repo_path("scenarios/quickstart.yaml") +
+                          " --vary hardware.nodes.0.cpu.cores=1..50 --vary pipeline.batch_size=16..320:16 --jobs 2"
+                          " --out " + csv + " > /dev/null 2>&1";
+  return timed("mlsim sweep, quickstart, --jobs 2", 1000, 1, [&] {
+    const int rc = std::system(cmd.c_str());
+    std::string points = "?";
+    if (std::FILE* f = std::fopen(csv.c_str(), "r")) {
+      long lines = 0;
+      for (int c; (c = std::fgetc(f)) != EOF;)
+        lines += c == '\n';
+      std::fclose(f);
+      points = std::to_string(lines - 1); // the header
+    }
+    std::remove(csv.c_str());
+    return fmt::format("exit {}, {} points in the CSV (a \"step\" here is a sweep point)", rc, points);
+  });
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -103,5 +136,7 @@ int main(int argc, char** argv) {
     bench("128 nodes x 8 (folded)", arg(3, 128), arg(2, 100));
   if (which == "unfolded")
     bench("nodes x 8 (all simulated)", arg(3, 128), arg(2, 100), false);
+  if (which == "sweep")
+    sweep_bench();
   return 0;
 }
