@@ -6,7 +6,7 @@
 // frames and sample buffers evict the others' from the core's caches at every switch. The threads
 // run the loader's own batch builder (loader_batch.hpp, the code `mlsim validate`'s loader threads
 // run) over the calibration sweep, k in the order 1 2 3 3 2 1 (a drift of the host cancels in the
-// pairs). CPU time, not wall time: time other tenants take from the core does not count. The PyTorch
+// pairs) after an untimed round of one. CPU time, not wall time: time other tenants take from the core does not count. The PyTorch
 // client measures the same with processes (pytorch_loader_bench.py, measure_shared_core); both fit
 // here.
 // Ignores: k > 3 (the scheduler uses the last entry beyond), SMT siblings, which core is used (the
