@@ -6,8 +6,8 @@
 #            DataLoader, needs /usr/bin/python3 with torch; mlsim: the C++ loader)
 # Each run: `mlsim calibrate` (--client pytorch when pytorch is validated), then `mlsim validate` per
 # client with --json. The summary (OUT_DIR/summary.txt, also printed) gives each run's throughput and
-# stall errors (median, max) against the targets (5 % / 12 %, 3 / 8 points) and how many runs met all
-# four. Run it on a quiet machine: the measurements are real work on this host (~13 min per run with
+# stall errors (median, max) against the targets `mlsim validate` prints (PyTorch client: 5 % / 12 %,
+# 3 / 8 points; C++ loader: 5 % / 15 %, 3 / 10 points) and how many runs met all four. Run it on a quiet machine: the measurements are real work on this host (~13 min per run with
 # both clients on 2 cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,10 +30,14 @@ done
 python3 - "$out" "$runs" $clients <<'PY' | tee "$out/summary.txt"
 import json, sys
 out, runs, clients = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-targets = {"throughput": (0.05, 0.12), "stall": (0.03, 0.08)}
+# The targets mlsim validate prints for each client (median, max): the PyTorch DataLoader's, the C++ loader's.
+targets_of = {"pytorch": {"throughput": (0.05, 0.12), "stall": (0.03, 0.08)},
+              "mlsim": {"throughput": (0.05, 0.15), "stall": (0.03, 0.10)}}
 for c in clients:
-    met = 0
-    print(f"client {c}: throughput |error| median / max (targets 5 % / 12 %), stall |diff| median / max (3 / 8 points)")
+    met, targets = 0, targets_of[c]
+    t, s = targets["throughput"], targets["stall"]
+    print(f"client {c}: throughput |error| median / max (targets {100 * t[0]:.0f} % / {100 * t[1]:.0f} %), "
+          f"stall |diff| median / max ({100 * s[0]:.0f} / {100 * s[1]:.0f} points)")
     for k in range(1, runs + 1):
         s = json.load(open(f"{out}/run{k}/{c}.json"))["summary"]
         ok = all(s[m]["median_abs_error"] <= t[0] and s[m]["max_abs_error"] <= t[1] for m, t in targets.items())
