@@ -50,7 +50,8 @@ private:
   double last_print_ = 0.0;
   long last_done_ = 0;
   bool printing_ = false;
-  int progress_mode_ = -1; // -1 terminal decides, 0 off, 1 on
+  int progress_mode_ = -1; // -1 terminal decides (once, at construction), 0 off, 1 on
+  bool stderr_is_terminal_ = false;
   void (*old_int_)(int) = nullptr;
   void (*old_term_)(int) = nullptr;
 };
