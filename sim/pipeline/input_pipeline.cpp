@@ -216,7 +216,7 @@ void InputPipeline::read_from(const Chunk& c, double bytes, sg4::Host* where) {
 void InputPipeline::record_read(const Chunk& c, double bytes, uint32_t track, double start) {
   const double end = sg4::Engine::get_clock();
   auto* rec = s_.recorder;
-  rec->span(track, rec->intern("read"), rec->intern("input"), start, end);
+  rec->span(track, rec->intern(pipeline_spans::read()), rec->intern("input"), start, end);
   rec->add(c.from_ram ? pipeline_counters::read_ram_bytes() : pipeline_counters::read_storage_bytes(), bytes);
   rec->add(pipeline_counters::read_samples(), static_cast<double>(c.stored_bytes.size()));
   rec->add(pipeline_counters::read_busy_seconds(), end - start);

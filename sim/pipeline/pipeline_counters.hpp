@@ -1,4 +1,4 @@
-// The recorder counters the input pipeline writes, declared once: the pipeline adds to them and the
+// The recorder counters (and the spans the metrics read) the input pipeline writes, declared once: the pipeline adds to them and the
 // run's metrics (sim/core/run/metrics.cpp) read them, both through these names.
 #pragma once
 
@@ -22,3 +22,11 @@ inline CounterName stage_core_seconds(const std::string& stage) { return Counter
 inline CounterName stage_samples(const std::string& stage) { return CounterName("stage." + stage + ".samples"); }
 
 } // namespace mlsim::pipeline_counters
+
+// Span names that the run's metrics read too (the input analysis), declared once like the counters.
+namespace mlsim::pipeline_spans {
+
+inline const std::string& wait_for_input() { static const std::string n = "wait for input"; return n; } // a trainer without its batch
+inline const std::string& read() { static const std::string n = "read"; return n; } // a read of samples
+
+} // namespace mlsim::pipeline_spans

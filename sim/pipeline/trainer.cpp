@@ -64,7 +64,7 @@ void Trainer::receive(const Batch& b, uint32_t track, bool pin) {
 Batch Trainer::next_batch(StepRecord& r, uint32_t track) {
   auto* rec = s_.recorder;
   sg4::Host* gpu = s_.node->accelerators[static_cast<size_t>(s_.local_rank)];
-  uint32_t cat_input = rec->intern("input"), name_wait = rec->intern("wait for input");
+  uint32_t cat_input = rec->intern("input"), name_wait = rec->intern(pipeline_spans::wait_for_input());
   uint32_t cat_h2d = rec->intern("h2d"), name_h2d = rec->intern("copy batch to device");
   if (on_device_) {
     Batch batch = on_device_->pop();

@@ -24,7 +24,9 @@ struct BaseRun {
 
 BaseRun simulate_base(const Scenario& s, const RunRequest& r) {
   const long before = simulations_started();
-  SimulationOutput out = simulate(s);
+  SimulationOptions options;
+  options.record_trace = r.trace;
+  SimulationOutput out = simulate(s, options);
   RunMetrics m = compute_metrics(s, out);
   BaseRun b;
   b.figures = metrics_to_json(m);

@@ -12,7 +12,19 @@ uint32_t Recorder::intern(const std::string& s) {
   return id;
 }
 
+void Recorder::keep_only_spans(const std::vector<std::string>& names) {
+  filtered_ = true;
+  for (const auto& n : names) {
+    const uint32_t id = intern(n);
+    if (id >= kept_name_.size())
+      kept_name_.resize(id + 1, false);
+    kept_name_[id] = true;
+  }
+}
+
 void Recorder::span(uint32_t track, uint32_t name, uint32_t category, double start, double end) {
+  if (filtered_ && !(name < kept_name_.size() && kept_name_[name]))
+    return;
   if (spans_.size() >= span_limit_) {
     ++dropped_;
     return;

@@ -145,9 +145,9 @@ void input_analysis(const Scenario& sc, const SimulationOutput& out, RunMetrics&
       continue;
     const std::string& name = rec.text(s.name);
     const std::string& track = rec.text(s.track);
-    if (name == "wait for input" && track == gpu0)
+    if (name == pipeline_spans::wait_for_input() && track == gpu0)
       waits.emplace_back(s.start, s.end);
-    else if (name == "read" && track.rfind(node0 + "/", 0) == 0)
+    else if (name == pipeline_spans::read() && track.rfind(node0 + "/", 0) == 0)
       reads.emplace_back(std::max(s.start, steady_start), s.end);
   }
   std::sort(waits.begin(), waits.end());
@@ -364,6 +364,11 @@ void node_group_figures(const Scenario& sc, const SimulationOutput& out, RunMetr
 }
 
 } // namespace
+
+const std::vector<std::string>& span_names_read_by_metrics() {
+  static const std::vector<std::string> names{pipeline_spans::wait_for_input(), pipeline_spans::read()};
+  return names;
+}
 
 RunMetrics compute_metrics(const Scenario& sc, const SimulationOutput& out) {
   RunMetrics m;

@@ -3,6 +3,7 @@
 #include "sim/core/base/engine.hpp"
 #include "sim/core/base/run_watch.hpp"
 #include "sim/core/run/limits.hpp"
+#include "sim/core/run/metrics.hpp"
 
 #include "sim/pipeline/collective.hpp"
 #include "sim/pipeline/input_pipeline.hpp"
@@ -30,6 +31,8 @@ SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& opt
   Platform platform(scenario.platform_spec());
   const JobContext job = scenario.job_context();
   Recorder& rec = out.recorder;
+  if (!options.record_trace)
+    rec.keep_only_spans(span_names_read_by_metrics());
 
   const NodeSpec& trainer_spec = scenario.trainer_node();
   const std::vector<const NodeSpec*> groups = scenario.trainer_groups();

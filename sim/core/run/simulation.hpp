@@ -43,6 +43,8 @@ struct SimulationOutput {
 
 struct SimulationOptions {
   long trace_steps = 3;
+  // Every span, for a trace; otherwise only those the metrics read (span_names_read_by_metrics()).
+  bool record_trace = false;
 };
 
 SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& options = {});
