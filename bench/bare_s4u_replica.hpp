@@ -5,10 +5,12 @@
 // accesses and bytes shared with the other reads in flight, then the per-request latency), served as
 // mlsim serves it: sim/hardware/disk_server.hpp is itself plain s4u (one actor per disk, semaphores
 // and timeouts, a read's end run by that actor: it queues the chunk for the workers and starts the
-// next waiting read), so the replica uses it as it is; `chunks` workers run a chunk's CPU work
-// on the node's cores, served as mlsim serves them (sim/hardware/core_server.hpp, plain s4u as well:
-// one actor per node, the epyc-7742's 128 cores at speed 1, no co-running slowdown, the default
-// balance delay), and the last one of a batch hands it to the 8 trainers; a trainer copies its batch over its PCIe link,
+// next waiting read), so the replica uses it as it is; `chunks` workers, slots of a pool as in mlsim
+// (sim/pipeline/slot_queue.hpp: no actor per worker), submit a chunk's CPU work to the node's cores,
+// served as mlsim serves them (sim/hardware/core_server.hpp, plain s4u as well: one actor per node,
+// the epyc-7742's 128 cores at speed 1, no co-running slowdown, the default balance delay), whose
+// completion takes the worker's next chunk; the last chunk of a batch puts a collate task at the head
+// of the queue, and the worker that takes it hands the batch to the 8 trainers; a trainer copies its batch over its PCIe link,
 // runs the step on its accelerator host and sends its share of a ring all-reduce to the next
 // accelerator over NVLink, then waits at a barrier. Sample sizes are drawn as mlsim draws them
 // (lognormal, 110 kB mean), the costs are the bench scenario's, rounded. What it leaves out of
@@ -17,11 +19,11 @@
 
 #include "sim/hardware/core_server.hpp"
 #include "sim/hardware/disk_server.hpp"
+#include "sim/pipeline/slot_queue.hpp"
 
 #include <simgrid/s4u.hpp>
 
 #include <cmath>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -42,21 +44,6 @@ struct Chunk {
   double bytes = 0;
   long batch = 0;
   bool collate = false;
-};
-
-struct Queue { // a deque guarded by a semaphore of items (SIMGRID-NOTES: the simplest buffer)
-  std::deque<Chunk> items;
-  sg4::SemaphorePtr available = sg4::Semaphore::create(0);
-  void put(Chunk v, bool front = false) {
-    front ? items.push_front(v) : items.push_back(v);
-    available->release();
-  }
-  Chunk take() {
-    available->acquire();
-    Chunk v = items.front();
-    items.pop_front();
-    return v;
-  }
 };
 
 inline Counts run(int argc, char** argv, int steps, int chunks = 128, int gpus = 8, int batch = 256) {
@@ -97,38 +84,34 @@ inline Counts run(int argc, char** argv, int steps, int chunks = 128, int gpus =
   net->seal();
   root->seal();
 
-  auto to_map = std::make_shared<Queue>();
   std::vector<sg4::SemaphorePtr> tokens, ready;
   for (int g = 0; g < gpus; ++g) {
     tokens.push_back(sg4::Semaphore::create(2)); // prefetch 2
     ready.push_back(sg4::Semaphore::create(0));
   }
   auto left = std::make_shared<std::map<long, int>>(); // chunks of each batch not yet processed
+  // The workers: a chunk's CPU work is a piece of the worker's thread; its completion takes the next.
+  using Workers = mlsim::SlotQueue<Chunk>;
+  auto workers = std::make_shared<Workers>(nullptr); // its start, below, needs its address
+  std::vector<long> thread(static_cast<size_t>(chunks));
+  for (auto& t : thread)
+    t = cores->new_thread();
   auto barrier = sg4::Barrier::create(static_cast<unsigned>(gpus));
   const double per_sample_cpu = 1.2e-3, per_byte_h2d = 224.0 * 224 * 3 * 4, step_s = 0.0202;
   const double gradient = 25.6e6 * 2, ring = 2.0 * (gpus - 1) / gpus * gradient;
 
-  // The read stage: `chunks` slots; a read's end maps its chunk and starts the next waiting one.
-  struct Reads {
-    int free = 0;
-    std::deque<Chunk> waiting;
-    std::function<void(Chunk)> start;
-  };
-  auto reads = std::make_shared<Reads>();
-  reads->free = chunks;
+  // The read stage: `chunks` slots (slot_queue.hpp); a read's end maps its chunk and starts the next
+  // waiting one.
   const double per_chunk = static_cast<double>(gpus * batch / chunks);
-  reads->start = [disk, to_map, per_chunk, r = reads.get()](Chunk c) {
-    disk->submit(per_chunk, mlsim::Bytes(c.bytes), [to_map, r, c] {
-      to_map->put(c);
-      if (r->waiting.empty()) {
-        ++r->free;
-        return;
-      }
-      Chunk next = r->waiting.front();
-      r->waiting.pop_front();
-      r->start(next);
+  auto reads = std::make_shared<mlsim::SlotQueue<Chunk>>(nullptr);
+  *reads = mlsim::SlotQueue<Chunk>([disk, workers, per_chunk, r = reads.get()](int slot, Chunk c) {
+    disk->submit(per_chunk, mlsim::Bytes(c.bytes), [workers, r, slot, c] {
+      workers->offer(c);
+      r->release(slot);
     });
-  };
+  });
+  for (int slot = 0; slot < chunks; ++slot)
+    reads->add_free(slot);
   sg4::Actor::create("dispatch", cpu, [=] {
     std::mt19937_64 rng(1);
     const double sigma = std::sqrt(std::log(1 + (60.0 / 110) * (60.0 / 110))), mu = std::log(110e3) - sigma * sigma / 2;
@@ -141,31 +124,27 @@ inline Counts run(int argc, char** argv, int steps, int chunks = 128, int gpus =
         double bytes = 0;
         for (int i = 0; i < gpus * batch / chunks; ++i)
           bytes += size(rng);
-        if (reads->free > 0) {
-          --reads->free;
-          reads->start({bytes, id});
-        } else {
-          reads->waiting.push_back({bytes, id});
-        }
+        reads->offer({bytes, id});
       }
     }
   })->daemonize();
-  for (int w = 0; w < chunks; ++w)
-    sg4::Actor::create("worker", cpu, [=] {
-      for (;;) {
-        Chunk c = to_map->take();
-        if (c.collate) { // hand the batch to every trainer
-          for (auto& s : ready)
-            s->release();
-          continue;
-        }
-        cores->run(mlsim::Seconds(per_chunk * per_sample_cpu));
-        if (--(*left)[c.batch] == 0) {
-          left->erase(c.batch);
-          to_map->put({0, c.batch, true}, true);
-        }
+  *workers = Workers([=, w = workers.get()](int worker, Chunk c) {
+    if (c.collate) { // hand the batch to every trainer
+      for (auto& s : ready)
+        s->release();
+      w->release(worker);
+      return;
+    }
+    cores->submit(mlsim::Seconds(per_chunk * per_sample_cpu), thread[static_cast<size_t>(worker)], [=] {
+      if (--(*left)[c.batch] == 0) {
+        left->erase(c.batch);
+        w->offer({0, c.batch, true}, /*ahead=*/true);
       }
-    })->daemonize();
+      w->release(worker);
+    });
+  });
+  for (int w = 0; w < chunks; ++w)
+    workers->add_free(w);
   for (int g = 0; g < gpus; ++g)
     sg4::Actor::create("trainer", gpu[g], [=, &counts] {
       for (int s = 0; s < steps; ++s) {

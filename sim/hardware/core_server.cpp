@@ -45,123 +45,116 @@ CoreServer::CoreServer(const CpuSpec& spec, sg4::Host* home)
 
 double CoreServer::core_rate(int busy) const { return spec_.core_speed * corunning_efficiency(spec_, busy); }
 
-void CoreServer::run(Seconds core_seconds) {
+void CoreServer::run(Seconds core_seconds) { run(core_seconds, sg4::this_actor::get_pid()); }
+
+void CoreServer::run(Seconds core_seconds, long thread) {
   if (!(core_seconds.value() > 0))
     return;
-  const long actor = sg4::this_actor::get_pid();
-  wait_if_every_core_busy(actor);
-  WokenList woken;
-  advance(sg4::Engine::get_clock(), woken);
-  const long id = new_piece();
-  Piece& p = pieces_[static_cast<size_t>(id)];
-  const sg4::SemaphorePtr done = p.done;
-  p.order = arrivals_++;
-  p.core = queues_.place(actor);
-  touch(p.core);
-  p.finish = cores_[p.core].served + core_seconds.value();
-  queues_.push(p.core, id);
-  ++cores_[p.core].running;
-  refresh(p.core);
-  set_rate();
-  // Simcalls only from here (changed() may wake the server): other actors may run at each, find the
-  // piece placed, and add pieces of their own, which may move pieces_ and leave `p` dangling.
+  const sg4::SemaphorePtr done = sg4::Semaphore::create(0);
+  submit(core_seconds, thread, [done] { done->release(); });
+  done->acquire();
+}
+
+void CoreServer::submit(Seconds core_seconds, long thread, Completion done) {
+  if (!(core_seconds.value() > 0)) {
+    done();
+    return;
+  }
+  const double now = sg4::Engine::get_clock();
+  advance(now); // the queues as they are now (a pull may be due)
+  if (wakes_on_busy_cores(thread, now))
+    arriving_.push_back({now + spec_.busy_wake_delay.value(), core_seconds.value(), thread, std::move(done)});
+  else
+    enter(core_seconds.value(), thread, std::move(done));
+  // Simcalls only from here (changed() may wake the server, spawning is one): other actors may run at
+  // each and add pieces of their own, which may move pieces_.
   changed();
   if (!started_) {
     started_ = true;
     wake_ = sg4::Semaphore::create(0);
     spawn_actor(home_->get_name() + ".cores", home_, [this] { serve(); })->daemonize();
   }
-  resume(woken);
-  try {
-    done->acquire();
-  } catch (...) { // the actor is killed (end of the simulation): just forget the piece
-    forget(id);
-    throw;
-  }
-  advance(sg4::Engine::get_clock(), woken);
-  Piece& q = pieces_[static_cast<size_t>(id)];
-  if (!q.ended)
-    throw InternalError("a CPU piece resumed before its work ended");
-  const size_t core = q.core; // where it ended: it may have moved meanwhile
-  touch(core);                // its queue shrinks: the shared-core factor may change
-  queues_.remove(core, id);
-  refresh(core);
-  queues_.remember(actor, core);
-  q.in_use = false;
-  free_ids_.push_back(id);
-  if (queues_.queue(core).empty())
-    ran_dry(core);
-  set_rate();
-  changed();
-  last_end_[actor] = sg4::Engine::get_clock();
-  resume(woken);
 }
 
-void CoreServer::wait_if_every_core_busy(long actor) {
+bool CoreServer::wakes_on_busy_cores(long thread, double now) {
   if (!(spec_.busy_wake_delay.value() > 0))
-    return;
-  const double now = sg4::Engine::get_clock();
-  if (auto last = last_end_.find(actor); last != last_end_.end() && last->second == now)
-    return; // its previous piece ended at this instant: the thread never stopped running
-  WokenList woken;
-  advance(now, woken); // the queues as they are now (a pull may be due)
-  const bool every_core_busy = queues_.busy() == static_cast<int>(queues_.cores());
-  resume(woken);
-  if (every_core_busy)
-    sg4::this_actor::sleep_for(spec_.busy_wake_delay.value());
+    return false;
+  if (auto last = last_end_.find(thread); last != last_end_.end() && last->second == now)
+    return false; // its previous piece ended at this instant: the thread never stopped running
+  return queues_.busy() == static_cast<int>(queues_.cores());
+}
+
+void CoreServer::enter(double work, long thread, Completion done) {
+  const long id = new_piece();
+  Piece& p = pieces_[static_cast<size_t>(id)];
+  p.order = arrivals_++;
+  p.thread = thread;
+  p.done = std::move(done);
+  p.core = queues_.place(thread);
+  touch(p.core);
+  p.finish = cores_[p.core].served + work;
+  queues_.push(p.core, id);
+  ++cores_[p.core].running;
+  refresh(p.core);
+  set_rate();
 }
 
 long CoreServer::new_piece() {
   long id = static_cast<long>(pieces_.size());
   if (free_ids_.empty()) {
     pieces_.emplace_back();
-    pieces_.back().done = sg4::Semaphore::create(0); // kept with the slot: back at 0 once its actor resumed
   } else {
     id = free_ids_.back();
     free_ids_.pop_back();
   }
-  Piece& p = pieces_[static_cast<size_t>(id)];
-  p.ended = false;
-  p.in_use = true;
+  pieces_[static_cast<size_t>(id)].ended = false;
   return id;
 }
 
-void CoreServer::forget(long id) {
-  Piece& p = pieces_[static_cast<size_t>(id)];
-  touch(p.core);
-  queues_.remove(p.core, id);
-  if (!p.ended)
-    --cores_[p.core].running;
-  refresh(p.core);
-  p.in_use = false; // the slot is not reused: its semaphore may have been left mid-wait
-  set_rate();
+void CoreServer::complete_ended() {
+  while (!ended_.empty()) {
+    // Pieces that ended at the same instant complete in arrival order.
+    for (size_t first = 0; first < ended_.size();) {
+      size_t last = first + 1;
+      while (last < ended_.size() && due_by(ended_[last].at, ended_[first].at))
+        ++last;
+      std::sort(ended_.begin() + static_cast<long>(first), ended_.begin() + static_cast<long>(last),
+                [](const Ended& a, const Ended& b) { return a.order < b.order; });
+      first = last;
+    }
+    const std::vector<Ended> now = std::move(ended_); // completions may end more: the list is theirs again
+    ended_.clear();
+    for (const Ended& e : now)
+      complete(e.id);
+  }
 }
 
-void CoreServer::resume(WokenList& woken) {
-  // Pieces that ended at the same instant resume in arrival order.
-  for (size_t first = 0; first < woken.size();) {
-    size_t last = first + 1;
-    while (last < woken.size() && due_by(woken[last].at, woken[first].at))
-      ++last;
-    std::sort(woken.begin() + static_cast<long>(first), woken.begin() + static_cast<long>(last),
-              [](const Woken& a, const Woken& b) { return a.order < b.order; });
-    first = last;
-  }
-  const WokenList now = std::move(woken); // releases are simcalls: the list is the caller's again
-  woken.clear();
-  for (const auto& w : now)
-    w.done->release();
+void CoreServer::complete(long id) {
+  Piece& p = pieces_[static_cast<size_t>(id)];
+  const size_t core = p.core; // where it ended: it may have moved meanwhile
+  const long thread = p.thread;
+  Completion done = std::move(p.done);
+  p.done = nullptr;
+  touch(core); // its queue shrinks: the shared-core factor may change
+  queues_.remove(core, id);
+  refresh(core);
+  queues_.remember(thread, core);
+  free_ids_.push_back(id);
+  if (queues_.queue(core).empty())
+    ran_dry(core);
+  set_rate();
+  last_end_[thread] = sg4::Engine::get_clock();
+  done(); // may submit: `p` may dangle from here
 }
 
 void CoreServer::serve() {
   double reached = -kNever; // the time of the timer that woke the server (SimGrid's clock may be an ulp short)
-  WokenList woken;
   for (;;) {
-    advance(std::max(sg4::Engine::get_clock(), reached), woken);
+    advance(std::max(sg4::Engine::get_clock(), reached));
+    complete_ended(); // completions may simcall: other actors may run, end or add pieces meanwhile
     const double next = next_event();
     planned_ = next;
     sleeping_ = true;
-    resume(woken); // a change made meanwhile that brings the next event forward wakes the server
     bool timed_out = false;
     if (next == kNever)
       wake_->acquire();
@@ -173,30 +166,40 @@ void CoreServer::serve() {
 }
 
 void CoreServer::changed() {
-  if (sleeping_ && next_event() < planned_) {
+  if (sleeping_ && (!ended_.empty() || next_event() < planned_)) {
     sleeping_ = false;
     wake_->release();
   }
 }
 
-void CoreServer::advance(double now, WokenList& woken) {
+void CoreServer::advance(double now) {
   for (;;) {
     const double end = next_end();
     const double pull_at = pulls_due_.empty() ? kNever : pulls_due_.front().second;
-    if (end <= pull_at) { // ends first at the same instant: an ended piece cannot move
+    const double arrival_at = arriving_.empty() ? kNever : arriving_.front().at;
+    if (end <= pull_at && end <= arrival_at) { // ends first at the same instant: an ended piece cannot move
       if (!due_by(end, now))
         break;
       elapse(end);
-      end_core(ends_.argmin(), end, woken);
+      end_core(ends_.argmin(), end);
       continue;
     }
-    if (!due_by(pull_at, now))
+    if (pull_at <= arrival_at) { // then pulls: a woken thread finds the cores as they are at its instant
+      if (!due_by(pull_at, now))
+        break;
+      elapse(pull_at);
+      const size_t core = pulls_due_.front().first;
+      pulls_due_.pop_front();
+      pull_pending_[core] = false;
+      pull(core);
+      continue;
+    }
+    if (!due_by(arrival_at, now))
       break;
-    elapse(pull_at);
-    const size_t core = pulls_due_.front().first;
-    pulls_due_.pop_front();
-    pull_pending_[core] = false;
-    pull(core);
+    elapse(arrival_at);
+    Arrival a = std::move(arriving_.front());
+    arriving_.pop_front();
+    enter(a.work, a.thread, std::move(a.done));
   }
   elapse(now);
 }
@@ -230,7 +233,7 @@ void CoreServer::refresh(size_t core) {
   ends_.set(core, first == kNever ? kNever : c.anchor + (first - c.served) * c.running / c.factor);
 }
 
-void CoreServer::end_core(size_t core, double at, WokenList& woken) {
+void CoreServer::end_core(size_t core, double at) {
   touch(core);
   Core& c = cores_[core];
   int ended = 0;
@@ -239,7 +242,7 @@ void CoreServer::end_core(size_t core, double at, WokenList& woken) {
     if (!p.ended && due_by(now_ + (p.finish - c.served) * c.running / (c.factor * rate_), at)) {
       p.ended = true;
       ++ended;
-      woken.push_back({at, p.order, p.done});
+      ended_.push_back({at, p.order, id});
     }
   }
   c.running -= ended;
@@ -252,7 +255,8 @@ double CoreServer::next_end() const {
 }
 
 double CoreServer::next_event() const {
-  return std::min(next_end(), pulls_due_.empty() ? kNever : pulls_due_.front().second);
+  return std::min({next_end(), pulls_due_.empty() ? kNever : pulls_due_.front().second,
+                   arriving_.empty() ? kNever : arriving_.front().at});
 }
 
 void CoreServer::pull(size_t core) {

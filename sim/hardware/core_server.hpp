@@ -10,20 +10,26 @@
 //   A change of B changes r only: W_end of every core stays, so it costs nothing per piece; an arrival,
 //   an end, a removal or a pull touches one or two cores; the next end is the smallest W_end (a tree
 //   over the cores, O(log cores) per change).
-// Events: a piece arrives, a piece's work ends (its core's k falls), its actor resumes and removes it (B
-// may fall, a core may run dry), a dry core takes a piece from a busier one `balance_delay` after it ran
-// dry (k changes on both, B rises).
+// Events: a piece arrives, a piece's work ends (its core's k falls), the server completes it (removes
+// it: B may fall, a core may run dry; then runs its completion), a dry core takes a piece from a busier
+// one `balance_delay` after it ran dry (k changes on both, B rises), a piece of a thread that woke on
+// busy cores arrives `busy_wake_delay` after it was submitted.
 // The same times as a one-core SimGrid host per core, an exec per piece, a pstate of speed v * e(B) on
 // every core switched when B changes and a balancing actor that sleeps until each pull is due (the
 // form this replaces), up to rounding. Why not that form: every change of B re-solved every running
 // exec of the node, and each piece cost an exec, a host per core and a wake-up of the balancer. Here one
-// actor per node keeps the pieces and sleeps until the next end or pull, or until an arrival brings
-// one forward; the engine sees one timer per node and no variable per piece.
-// Every event due by `now` is applied by whichever actor touches the server first (an arrival, a
-// removal, or the server's own timer), in time order, ends before pulls at the same instant: the state
-// at an instant does not depend on which actor SimGrid runs first. Pieces ending together resume in
-// arrival order. S restarts at 0 whenever a core empties, so its rounding stays relative to the pieces
-// present. A thread that wakes on busy cores first sleeps `busy_wake_delay` in its own actor.
+// actor per node keeps the pieces and sleeps until the next end, pull or delayed arrival, or until an
+// arrival brings one forward; the engine sees one timer per node and no variable per piece.
+// A piece needs no actor: submit() hands the server a completion, which the server runs in its own actor
+// once the piece is removed (so a pool of W workers costs no W actors, and a chunk no wake-up of one);
+// run() is submit() for an actor that waits. A piece belongs to a thread, a key of the caller's (an
+// actor's pid for run()): the thread's last core is where its next piece prefers to go, and a thread
+// whose previous piece ended at this instant never stopped running (no busy_wake_delay).
+// Every event due by `now` is applied by whichever actor touches the server first (an arrival, or the
+// server's own timer), in time order, ends before pulls before delayed arrivals at the same instant: the
+// state at an instant does not depend on which actor SimGrid runs first. Pieces ending together are
+// completed in arrival order, each removed just before its completion runs. S restarts at 0 whenever
+// a core empties, so its rounding stays relative to the pieces present.
 // Ignores: what cpu_scheduler.hpp ignores.
 #pragma once
 
@@ -34,7 +40,8 @@
 #include <simgrid/forward.h>
 
 #include <deque>
-#include <map>
+#include <functional>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -45,8 +52,21 @@ public:
   // The server's actor lives on `home` (it only waits there).
   CoreServer(const CpuSpec& spec, simgrid::s4u::Host* home);
 
-  // Blocks the calling actor until `core_seconds` (> 0) of reference-core work is done on the node's cores.
+  // Runs in the server's actor when a piece's work is done, after the piece left its core. It must not
+  // block; it may submit pieces.
+  using Completion = std::function<void()>;
+
+  // Places `core_seconds` of reference-core work of `thread` on the node's cores now (or busy_wake_delay
+  // later, see above); `done` runs when it is done (at once, in the caller, if core_seconds <= 0).
+  void submit(Seconds core_seconds, long thread, Completion done);
+
+  // Blocks the calling actor until `core_seconds` of reference-core work of `thread` is done.
+  void run(Seconds core_seconds, long thread);
+  // The same for the calling actor's own thread (its pid).
   void run(Seconds core_seconds);
+
+  // A thread key that is no actor's pid (a worker that is not an actor): negative, unique to this server.
+  long new_thread() { return --last_thread_; }
 
   // The per-core speed v * e(B) with `busy` cores busy, in reference core-seconds per second.
   double core_rate(int busy) const;
@@ -55,10 +75,10 @@ private:
   struct Piece {
     double finish = 0.0; // the service S of its core at which its work ends
     size_t core = 0;
-    long order = 0;      // arrival number: pieces ending together resume in this order
+    long order = 0;      // arrival number: pieces ending together complete in this order
     bool ended = false;
-    bool in_use = false;
-    simgrid::s4u::SemaphorePtr done;
+    long thread = 0;
+    Completion done;
   };
   struct Core {
     int running = 0;         // pieces whose work has not ended
@@ -79,29 +99,34 @@ private:
     std::vector<double> value_;
     std::vector<size_t> at_;
   };
-  struct Woken {
+  struct Ended {
     double at;
-    long order;
-    simgrid::s4u::SemaphorePtr done;
+    long order, id;
   };
-  using WokenList = std::vector<Woken>;
+  struct Arrival { // a piece of a thread that woke on busy cores: it enters the queues at `at`
+    double at;
+    double work;
+    long thread;
+    Completion done;
+  };
 
   void serve();                                // the server's loop
-  void advance(double now, WokenList& woken);  // applies every event due by `now`, in time order
+  void advance(double now);                    // applies every event due by `now`, in time order
   void elapse(double to);                      // moves W to time `to`
   void touch(size_t core);                     // brings the core's S up to the present W
   void refresh(size_t core);                   // its factor and W_end after a change of its pieces
-  void end_core(size_t core, double at, WokenList& woken); // ends its pieces due by `at`
+  void end_core(size_t core, double at);       // ends its pieces due by `at` (into ended_)
   double next_end() const;                     // the earliest end of a piece, with nothing arriving
-  double next_event() const;                   // the earlier of next_end and the next pull
+  double next_event() const;                   // the earliest end, pull or delayed arrival
   void pull(size_t core);                      // the dry `core` takes a piece, if one can move
   void ran_dry(size_t core);                   // `core`'s last piece left: it takes one now or after the delay
   void changed();                              // after a change: wakes the server if its timer is now late
   void set_rate() { rate_ = core_rate(queues_.busy()); }
-  void wait_if_every_core_busy(long actor);    // busy_wake_delay, for a thread that wakes (cpu_scheduler.hpp)
+  bool wakes_on_busy_cores(long thread, double now); // busy_wake_delay applies (cpu_scheduler.hpp)
+  void enter(double work, long thread, Completion done); // the piece joins a core now
+  void complete_ended();                       // removes the ended pieces and runs their completions, in order
+  void complete(long id);                      // removes one and runs its completion
   long new_piece();
-  void forget(long id);                        // its actor is gone (end of the simulation)
-  static void resume(WokenList& woken);        // releases the ended pieces' actors, in order
 
   CpuSpec spec_;
   simgrid::s4u::Host* home_;
@@ -110,9 +135,12 @@ private:
   MinTree ends_;                               // by core: W_end
   std::vector<bool> pull_pending_;             // by core
   std::deque<std::pair<size_t, double>> pulls_due_; // (core, when), in the order the cores ran dry
-  std::vector<Piece> pieces_;                  // by id (a slot, reused once its actor resumed)
+  std::vector<Piece> pieces_;                  // by id (a slot, reused once its piece is complete)
   std::vector<long> free_ids_;
-  std::map<long, double> last_end_;            // actor id -> when its last piece ended
+  std::vector<Ended> ended_;                   // pieces whose work ended, not yet complete
+  std::deque<Arrival> arriving_;               // in the order they come due (one delay for all)
+  std::unordered_map<long, double> last_end_;  // thread -> when its last piece ended
+  long last_thread_ = 0;
   long arrivals_ = 0;
   double now_ = 0.0;                           // the time of work_
   double work_ = 0.0;                          // W at now_

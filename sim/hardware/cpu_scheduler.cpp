@@ -1,5 +1,6 @@
 #include "sim/hardware/cpu_scheduler.hpp"
 
+#include "sim/core/base/errors.hpp"
 #include "sim/hardware/platform.hpp"
 
 #include <simgrid/s4u.hpp>
@@ -13,11 +14,13 @@ CpuScheduler::CpuScheduler(sg4::Host* pool, const CpuSpec& spec) : pool_(pool) {
     cores_ = std::make_unique<CoreServer>(spec, pool);
 }
 
-void CpuScheduler::run(Seconds core_seconds) {
+void CpuScheduler::run(Seconds core_seconds) { run(core_seconds, sg4::this_actor::get_pid()); }
+
+void CpuScheduler::run(Seconds core_seconds, long thread) {
   if (!(core_seconds.value() > 0))
     return;
   if (cores_) {
-    cores_->run(core_seconds);
+    cores_->run(core_seconds, thread);
     return;
   }
   // fair: one pool of cores, SimGrid's multi-core sharing (platform.cpp sets its co-running slowdown)
@@ -26,5 +29,13 @@ void CpuScheduler::run(Seconds core_seconds) {
   exec->set_host(pool_)->start();
   exec->wait();
 }
+
+void CpuScheduler::submit(Seconds core_seconds, long thread, Completion done) {
+  if (!cores_)
+    throw InternalError("the fair CPU policy runs execs: its work needs an actor that waits (run())");
+  cores_->submit(core_seconds, thread, std::move(done));
+}
+
+long CpuScheduler::new_thread() { return cores_ ? cores_->new_thread() : 0; }
 
 } // namespace mlsim

@@ -1,8 +1,8 @@
 // Where a node's CPU work runs: per-core run queues, as Linux keeps them.
 //
 //   A piece of work (a worker's samples, a collation, a host-placed op) starts
-//   on an idle core (the one its actor used last, if idle), else joins the
-//   core with the fewest pieces (the actor's last core on a tie, else the
+//   on an idle core (the one its thread used last, if idle), else joins the
+//   core with the fewest pieces (the thread's last core on a tie, else the
 //   lowest index) and shares that core equally with them. A core that runs
 //   dry while another queues two or more takes the most recently queued piece
 //   of the busiest one `balance_delay` later (if it is still dry). Why not at
@@ -23,7 +23,7 @@
 //   with 2 loader processes on one core of the quiet development VM, 0.93
 //   with other tenants at a load average of 8), shared
 //   equally among them: each runs at v * e(B) * s(n) / n.
-//   A thread that wakes (its actor's previous piece did not end at this
+//   A thread that wakes (its previous piece did not end at this
 //   instant) while every core runs work waits `busy_wake_delay` before its
 //   piece is placed: Linux (EEVDF) does not preempt the running thread at
 //   once but at the end of its slice or at a tick. `mlsim calibrate`
@@ -64,8 +64,21 @@ public:
   // there (core_server.hpp).
   CpuScheduler(simgrid::s4u::Host* pool, const CpuSpec& spec);
 
+  using Completion = CoreServer::Completion;
+
   // Runs `core_seconds` of reference-core work for the calling actor; returns when done.
   void run(Seconds core_seconds);
+  // The same for `thread` (new_thread()), run by the calling actor: a worker's blocking step.
+  void run(Seconds core_seconds, long thread);
+
+  // per_core: the work of `thread` runs without an actor, `done` runs in the node's core server when it
+  // is done (core_server.hpp). The fair policy runs execs, which need an actor that waits: see
+  // serves_completions().
+  void submit(Seconds core_seconds, long thread, Completion done);
+  bool serves_completions() const { return cores_ != nullptr; }
+
+  // A thread of the node that is not an actor (a worker slot): per_core keeps its last core.
+  long new_thread();
 
 private:
   simgrid::s4u::Host* pool_;

@@ -8,7 +8,6 @@
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
-#include <mutex>
 #include <numeric>
 
 namespace sg4 = simgrid::s4u;
@@ -16,7 +15,9 @@ namespace sg4 = simgrid::s4u;
 namespace mlsim {
 
 InputPipeline::InputPipeline(Setup setup)
-    : s_(std::move(setup)), flow_(*s_.job->pipeline, *s_.job->dataset, s_.node->spec->cpu) {
+    : s_(std::move(setup)), flow_(*s_.job->pipeline, *s_.job->dataset, s_.node->spec->cpu),
+      read_queue_([this](int slot, Chunk c) { start_read(slot, std::move(c)); }),
+      map_queue_([this](int worker, Chunk c) { begin_work(worker, std::move(c)); }) {
   const JobContext& job = *s_.job;
   const PipelineSpec& p = *job.pipeline;
   int cores = 0;
@@ -40,7 +41,6 @@ InputPipeline::InputPipeline(Setup setup)
       readers_ = st.parallelism > 0 ? st.parallelism : (p.whole_batch_workers ? 0 : workers_);
     }
   chunks_per_batch_ = p.whole_batch_workers ? 1 : p.chunks_per_batch > 0 ? p.chunks_per_batch : workers_;
-  to_map_.available = sg4::Semaphore::create(0);
   for (const auto& nd : s_.node->disks)
     if (nd.spec->name == job.dataset->disk)
       disk_ = nd.server.get();
@@ -57,12 +57,9 @@ void InputPipeline::start() {
   slots_.resize(static_cast<size_t>(readers_)); // never resized again: slot actors hold references
   for (int r = 0; r < readers_; ++r) {
     slots_[static_cast<size_t>(r)].track = rec->intern(s_.node->name + "/reader" + std::to_string(r));
-    free_slots_.push_back(r);
+    read_queue_.add_free(r);
   }
-  for (int w = 0; w < workers_; ++w) {
-    sg4::Host* h = worker_hosts_[static_cast<size_t>(w) % worker_hosts_.size()];
-    spawn_actor(s_.node->name + ".worker" + std::to_string(w), h, [this, w] { work_loop(w); })->daemonize();
-  }
+  start_workers();
   rec->add(pipeline_counters::workers(), workers_);
 }
 
@@ -96,18 +93,6 @@ bool InputPipeline::cache_hit(long node_batch) const {
   return flow_.has_cache() && offset >= shard_samples_;
 }
 
-void InputPipeline::put(WorkQueue& q, Chunk c) {
-  q.items.push_back(std::move(c));
-  q.available->release();
-}
-
-InputPipeline::Chunk InputPipeline::take(WorkQueue& q) {
-  q.available->acquire();
-  Chunk c = std::move(q.items.front());
-  q.items.pop_front();
-  return c;
-}
-
 void InputPipeline::fill_shuffle_buffer() {
   const PipelineSpec& p = (*s_.job->pipeline);
   for (size_t k = 0; k < p.stages.size(); ++k) {
@@ -127,7 +112,7 @@ void InputPipeline::fill_shuffle_buffer() {
       c.from_ram = read_from_ram(0); // the fill reads where the first epoch reads (a dataset in RAM too)
       for (size_t i = 0; i < chunk && left > 0; ++i, --left)
         c.stored_bytes.push_back(s_.job->dataset->sample_size.draw(rng).value());
-      readers_ > 0 ? to_read(std::move(c)) : put(to_map_, std::move(c));
+      readers_ > 0 ? to_read(std::move(c)) : to_map(std::move(c));
     }
     return;
   }
@@ -179,7 +164,7 @@ void InputPipeline::dispatch() {
         chunk.from_ram = ram;
         chunk.epoch = epoch;
         chunk.first_stage = hit ? flow_.after_cache() : 0;
-        readers_ > 0 ? to_read(std::move(chunk)) : put(to_map_, std::move(chunk));
+        readers_ > 0 ? to_read(std::move(chunk)) : to_map(std::move(chunk));
       }
     }
   }
@@ -222,28 +207,22 @@ void InputPipeline::record_read(const Chunk& c, double bytes, uint32_t track, do
   rec->add(pipeline_counters::read_busy_seconds(), end - start);
 }
 
-void InputPipeline::read_chunk(const Chunk& c, sg4::Host* where, uint32_t track) {
-  const double start = sg4::Engine::get_clock(), bytes = read_bytes(c);
-  read_from(c, bytes, where);
-  record_read(c, bytes, track, start);
+void InputPipeline::to_read(Chunk c) {
+  read_queue_.offer(std::move(c));
 }
 
-void InputPipeline::to_read(Chunk c) {
-  if (free_slots_.empty()) {
-    waiting_reads_.push_back(std::move(c));
-    return;
-  }
-  const int slot = free_slots_.front();
-  free_slots_.pop_front();
-  start_read(slot, std::move(c));
+void InputPipeline::read_local_disk(Chunk c, ReadDone then) {
+  const double start = sg4::Engine::get_clock(), bytes = read_bytes(c);
+  const double n = static_cast<double>(c.stored_bytes.size());
+  dataset_disk().submit(n, Bytes(bytes), [start, bytes, c = std::move(c), then = std::move(then)]() mutable {
+    then(std::move(c), start, bytes);
+  });
 }
 
 void InputPipeline::start_read(int slot, Chunk c) {
   if (reads_local_disk(c)) { // no actor: the disk server ends the read
-    const double start = sg4::Engine::get_clock(), bytes = read_bytes(c);
-    const double n = static_cast<double>(c.stored_bytes.size());
-    dataset_disk().submit(n, Bytes(bytes), [this, slot, start, bytes, c = std::move(c)]() mutable {
-      end_read(slot, std::move(c), start, bytes);
+    read_local_disk(std::move(c), [this, slot](Chunk read, double start, double bytes) {
+      end_read(slot, std::move(read), start, bytes);
     });
     return;
   }
@@ -259,14 +238,8 @@ void InputPipeline::start_read(int slot, Chunk c) {
 
 void InputPipeline::end_read(int slot, Chunk c, double start, double bytes) {
   record_read(c, bytes, slots_[static_cast<size_t>(slot)].track, start);
-  put(to_map_, std::move(c));
-  if (waiting_reads_.empty()) {
-    free_slots_.push_back(slot);
-    return;
-  }
-  Chunk next = std::move(waiting_reads_.front());
-  waiting_reads_.pop_front();
-  start_read(slot, std::move(next));
+  to_map(std::move(c));
+  read_queue_.release(slot);
 }
 
 void InputPipeline::slot_loop(int slot) {
@@ -279,134 +252,6 @@ void InputPipeline::slot_loop(int slot) {
     read_from(c, bytes, here);
     end_read(slot, std::move(c), start, bytes);
   }
-}
-
-// A worker's first chunk of an epoch waits until the epoch's workers have started (framework_costs.hpp):
-// the first worker to ask runs the W start-ups, the others wait for it.
-void InputPipeline::start_worker(long& started_epoch, const Chunk& c, uint32_t track) {
-  const PipelineSpec& p = *s_.job->pipeline;
-  // pytorch: each accelerator's process starts its own workers (the start-ups of the processes are
-  // serialised here too: one lock per node)
-  const double per_process = p.framework == Framework::pytorch ? workers_ / static_cast<double>(s_.queues.size()) : workers_;
-  const double cost = p.framework_costs.worker_startup.value() * per_process;
-  if (p.persistent_workers || cost <= 0 || c.epoch <= started_epoch)
-    return;
-  started_epoch = c.epoch;
-  const std::unique_lock<sg4::Mutex> lock(*startup_lock_);
-  if (c.epoch <= startup_done_epoch_)
-    return;
-  startup_done_epoch_ = c.epoch;
-  const double t0 = sg4::Engine::get_clock();
-  s_.platform->scheduler_of(sg4::this_actor::get_host()).run(Seconds(cost));
-  s_.recorder->span(track, s_.recorder->intern("worker start-up"), s_.recorder->intern("input"), t0,
-                    sg4::Engine::get_clock());
-}
-
-void InputPipeline::work_loop(int worker) {
-  uint32_t track = s_.recorder->intern(s_.node->name + "/worker" + std::to_string(worker));
-  long started_epoch = -1;
-  for (;;) {
-    Chunk c = take(to_map_);
-    if (c.collate) {
-      collate_and_deliver(c.batch_id, track);
-      continue;
-    }
-    start_worker(started_epoch, c, track);
-    if (readers_ == 0) // every sample is read from the dataset's location, read stage or not
-      read_chunk(c, sg4::this_actor::get_host(), track);
-    process_chunk(c, track);
-  }
-}
-
-void InputPipeline::process_chunk(const Chunk& c, uint32_t track) {
-  const PipelineSpec& p = (*s_.job->pipeline);
-  auto* rec = s_.recorder;
-  size_t stages = p.stages.size();
-  double n = static_cast<double>(c.stored_bytes.size());
-  double stored = std::accumulate(c.stored_bytes.begin(), c.stored_bytes.end(), 0.0);
-  ChunkTrace t = flow_.trace_chunk(n, stored);
-  std::vector<double> cost(stages, 0.0);
-  for (size_t i = c.first_stage; i < std::min(stages, c.end_stage); ++i)
-    cost[i] = t.stage_cost[i];
-  double out_bytes = t.final_bytes;
-  double max_bytes = flow_.final_bytes(*std::max_element(c.stored_bytes.begin(), c.stored_bytes.end()));
-  double total = std::accumulate(cost.begin(), cost.end(), 0.0);
-  double t0 = sg4::Engine::get_clock();
-  if (total > 0)
-    s_.platform->scheduler_of(sg4::this_actor::get_host()).run(Seconds(total));
-  double t1 = sg4::Engine::get_clock();
-  // The chunk ran as one exec; its span is split among the stages by their cost.
-  double at = t0;
-  for (size_t i = c.first_stage; i < stages; ++i) {
-    if (cost[i] <= 0)
-      continue;
-    double end = at + (t1 - t0) * cost[i] / total;
-    rec->span(track, stage_names_[i], rec->intern("input"), at, end);
-    at = end;
-  }
-  Pending& pend = pending_.at(c.batch_id);
-  pend.stage_cost.resize(stages, 0.0);
-  for (size_t i = 0; i < stages; ++i)
-    pend.stage_cost[i] += cost[i];
-  pend.samples += static_cast<double>(c.stored_bytes.size());
-  pend.bytes += out_bytes;
-  pend.max_bytes = std::max(pend.max_bytes, max_bytes);
-  if (--pend.chunks_left > 0)
-    return;
-  // Any free worker collates: the task goes to the head of the queue.
-  Chunk task;
-  task.batch_id = c.batch_id;
-  task.collate = true;
-  to_map_.items.push_front(std::move(task));
-  to_map_.available->release();
-}
-
-void InputPipeline::collate_and_deliver(long batch_id, uint32_t track) {
-  const PipelineSpec& p = (*s_.job->pipeline);
-  auto* rec = s_.recorder;
-  Pending& pend = pending_.at(batch_id);
-  if (pend.gpus.empty()) { // the shuffle buffer is full: nothing to deliver
-    pending_.erase(batch_id);
-    return;
-  }
-  double shares = static_cast<double>(pend.gpus.size());
-  Batch b;
-  b.index = pend.index;
-  b.samples = pend.samples / shares;
-  b.bytes = pend.bytes / shares;
-  if (p.batching.padding == BatchPadding::longest) {
-    b.bytes = pend.max_bytes * b.samples;
-    b.padded_fraction = b.bytes > 0 ? 1.0 - pend.bytes / shares / b.bytes : 0.0;
-    double nominal = flow_.final_bytes(s_.job->dataset->sample_size.mean().value());
-    b.compute_scale = nominal > 0 ? pend.max_bytes / nominal : 1.0;
-  }
-  std::vector<int> gpus = pend.gpus;
-  // Stage work counts for delivered batches only (the run ends with some in flight).
-  for (size_t i = 0; i < pend.stage_cost.size(); ++i)
-    if (pend.stage_cost[i] > 0) {
-      rec->add(pipeline_counters::stage_core_seconds(p.stages[i].name), pend.stage_cost[i]);
-      rec->add(pipeline_counters::stage_samples(p.stages[i].name), pend.samples);
-    }
-  pending_.erase(batch_id);
-  // The framework's own per-batch worker cost (collate into shared memory, pickling) adds to the collation.
-  double collate = (p.batching.collate.for_sample(b.bytes, 0).value() +
-                    p.batching.collate.per_sample.value() * (b.samples - 1) +
-                    p.framework_costs.worker(b.bytes).value()) * shares;
-  if (collate > 0) {
-    double c0 = sg4::Engine::get_clock();
-    s_.platform->scheduler_of(sg4::this_actor::get_host()).run(Seconds(collate));
-    rec->span(track, rec->intern("collate"), rec->intern("input"), c0, sg4::Engine::get_clock());
-    rec->add(pipeline_counters::collate_core_seconds(), collate);
-  }
-  sg4::Host* here = sg4::this_actor::get_host();
-  if (here != s_.node->cpu) { // a data-service worker sends the batch to the trainer node
-    double n0 = sg4::Engine::get_clock();
-    s_.platform->transfer(here, s_.node->cpu, Bytes(b.bytes * shares))->wait();
-    rec->span(track, rec->intern("send batch"), rec->intern("input"), n0, sg4::Engine::get_clock());
-  }
-  for (int g : gpus)
-    s_.queues[static_cast<size_t>(g)]->push(b);
-  rec->add(pipeline_counters::batches(), shares);
 }
 
 } // namespace mlsim

@@ -1,5 +1,6 @@
-// The input pipeline at run time: SimGrid actors that turn samples into
-// batches for the accelerators of one trainer node.
+// The input pipeline at run time: a dispatcher actor, read slots and worker
+// slots that turn samples into batches for the accelerators of one trainer
+// node.
 //
 //   dispatcher  takes a token from an accelerator's prefetch buffer, draws the
 //               batch's sample sizes, splits it into chunks (tf.data: the
@@ -22,11 +23,19 @@
 //               runs that end in its own actor; reads from RAM or remote
 //               storage wait on SimGrid activities, in an actor per slot
 //               started the first time the slot reads from there.
-//   workers     run the map stages of a chunk as one exec on one core of their
-//               host (the node's CPU, or a data-service node's); a completed
-//               batch becomes a collate task at the head of the queue, taken by
-//               the next free worker, which pushes the batch into the buffer
-//               (over the network first when the workers are remote)
+//   workers     run the map stages of a chunk as one piece of work on one core
+//               of their host (the node's CPU, or a data-service node's); a
+//               completed batch becomes a collate task at the head of the
+//               queue, taken by the next free worker, which pushes the batch
+//               into the buffer (over the network first when the workers are
+//               remote). A worker is a slot, not an actor: an item goes to
+//               the worker free the longest, which submits its CPU work to
+//               the node's cores; the work's end, run by the core server,
+//               records the chunk and takes the worker's next item. Steps
+//               that wait on SimGrid activities (an epoch's start-up, a
+//               worker's own read from RAM or remote storage, sending a
+//               batch, CPU work under the fair policy) run in an actor per
+//               worker, started the first time the worker needs one.
 // Throughput of W workers on c cores of speed v with a per-sample cost x is
 // min(W, c) v / x; the chunk size changes only how work is split, not the rate.
 // Ignores: Python's GIL beyond what the framework preset implies, OS
@@ -38,8 +47,9 @@
 #include "sim/hardware/platform.hpp"
 #include "sim/pipeline/batch_queue.hpp"
 #include "sim/pipeline/sample_flow.hpp"
+#include "sim/pipeline/slot_queue.hpp"
 
-#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -82,10 +92,6 @@ private:
     double samples = 0, bytes = 0, max_bytes = 0;
     std::vector<double> stage_cost; // core-seconds per stage, accounted when the batch is delivered
   };
-  struct WorkQueue {
-    std::deque<Chunk> items;
-    simgrid::s4u::SemaphorePtr available;
-  };
 
   // A read stage's slot: its trace track, and for reads that wait on SimGrid activities (RAM, remote
   // storage) an actor of its own and the chunk handed to it.
@@ -96,24 +102,56 @@ private:
     double start = 0;
   };
 
+  // A worker: a slot of a pool, not an actor (input_pipeline_workers.cpp). Its CPU work is submitted
+  // to its node's cores with a completion; a step that waits on SimGrid activities (start-up, its own
+  // read from RAM or remote storage, sending a batch, any CPU work under the fair policy) runs in an
+  // actor of its own, started the first time the slot needs one.
+  struct WorkerSlot {
+    uint32_t track = 0;
+    simgrid::s4u::Host* host = nullptr;
+    CpuScheduler* cpu = nullptr;
+    long thread = 0;                     // its key in `cpu` (its last core, whether it woke)
+    long started_epoch = -1;             // the last epoch whose start-up it waited for
+    simgrid::s4u::SemaphorePtr handed;   // null: no actor yet
+    std::function<void()> blocking_step; // handed to its actor
+    bool starting = false;               // begin_work() runs for it
+    bool has_next = false;               // `next` came while it did
+    Chunk next;
+  };
+
   void dispatch();
   void fill_shuffle_buffer(); // the first batch waits until the shuffle buffer holds its samples
   void to_read(Chunk c);      // read stage: into a free slot, else wait for one
   void start_read(int slot, Chunk c);
   void end_read(int slot, Chunk c, double start, double bytes); // `slot` read `c`: map it, take the next
   void slot_loop(int slot);   // a slot's actor: reads from RAM or remote storage
-  void work_loop(int worker);
-  void start_worker(long& started_epoch, const Chunk& c, uint32_t track); // non-persistent workers, each epoch
   double read_bytes(const Chunk& c) const; // the bytes read: what the cached stages left, or the stored ones
   bool reads_local_disk(const Chunk& c) const { return !c.from_ram && s_.job->dataset->location == DataLocation::local; }
   DiskServer& dataset_disk() const;
   void read_from(const Chunk& c, double bytes, simgrid::s4u::Host* where); // blocks the calling actor
+  // Reads `c` from the dataset's local disk; `then(c, start, bytes)` runs in the disk server when done.
+  using ReadDone = std::function<void(Chunk c, double start, double bytes)>;
+  void read_local_disk(Chunk c, ReadDone then);
   void record_read(const Chunk& c, double bytes, uint32_t track, double start);
-  void read_chunk(const Chunk& c, simgrid::s4u::Host* where, uint32_t track); // a worker's own read
-  void process_chunk(const Chunk& c, uint32_t track);
-  void collate_and_deliver(long batch_id, uint32_t track);
-  Chunk take(WorkQueue& q);
-  void put(WorkQueue& q, Chunk c);
+
+  // The workers (input_pipeline_workers.cpp).
+  void start_workers();
+  void to_map(Chunk c);                 // the first free worker takes it, else it waits
+  void begin_work(int worker, Chunk c); // the worker takes `c`
+  void start_step(int worker, Chunk c); // its first step: CPU work, its own read, or a blocking step
+  void worker_done(int worker);         // takes the next waiting item, else becomes free
+  bool must_block(const WorkerSlot& w, const Chunk& c) const; // a chunk's first steps wait on activities
+  void in_actor(int worker, std::function<void()> step);     // runs `step` in the worker's actor
+  void worker_actor(int worker);
+  void start_worker(WorkerSlot& w, const Chunk& c); // non-persistent workers, each epoch; blocks
+  void read_chunk(const Chunk& c, const WorkerSlot& w); // a worker's own read; blocks
+  double startup_cost() const;
+  bool needs_startup(const WorkerSlot& w, const Chunk& c) const;
+  void map_chunk(int worker, const Chunk& c);
+  void collate(int worker, long batch_id);
+  void hand_over(int worker, const Batch& b, const std::vector<int>& gpus); // sends it first if remote
+  void push_batch(const Batch& b, const std::vector<int>& gpus);
+  void cpu_work(int worker, double core_seconds, CpuScheduler::Completion then); // `then` once done
   std::vector<double> draw_batch(int gpu, long index);
   bool read_from_ram(long node_batch) const;
   bool cache_hit(long node_batch) const;
@@ -125,10 +163,10 @@ private:
   int chunks_per_batch_ = 1;
   std::vector<simgrid::s4u::Host*> worker_hosts_;
   std::map<const simgrid::s4u::Host*, simgrid::s4u::Host*> ram_of_; // worker host -> its node's RAM bus
-  WorkQueue to_map_;
   std::vector<ReadSlot> slots_;
-  std::deque<int> free_slots_;   // in the order they became free (as readers waiting on a queue)
-  std::deque<Chunk> waiting_reads_;
+  SlotQueue<Chunk> read_queue_;
+  std::vector<WorkerSlot> worker_slots_;
+  SlotQueue<Chunk> map_queue_;    // chunks and collate tasks for the workers
   DiskServer* disk_ = nullptr;   // the dataset's disk, when it is local
   simgrid::s4u::MutexPtr startup_lock_; // the training process starts its workers one after another
   long startup_done_epoch_ = -1;          // the last epoch whose workers have started
