@@ -203,11 +203,14 @@ std::map<std::string, StageCost> measure_loader_stages(const std::vector<CalibIm
   const size_t batch = 16;
   out["collate"] = measure_stage({"collate", "bytes", out_bytes,
                                   [&](size_t i) {
-                                    // A fresh, uninitialised batch tensor each time, as the loader allocates one.
+                                    // The batch tensor's memory reused, as the loader's allocations are once
+                                    // the heap has grown: a fresh mapping per rep timed the page faults (on
+                                    // a VM with costly faults 20x the copy, far above what the loader paid).
                                     std::vector<const void*> samples(batch, planes[i].data());
-                                    std::unique_ptr<float[]> b(new float[planes[i].size() * batch]);
-                                    collate(samples, planes[i].size() * sizeof(float), b.get());
-                                    keep(b.get());
+                                    thread_local std::vector<float> b;
+                                    b.resize(planes[i].size() * batch);
+                                    collate(samples, planes[i].size() * sizeof(float), b.data());
+                                    keep(b.data());
                                   },
                                   {}, true},
                                  opt);
