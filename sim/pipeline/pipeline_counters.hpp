@@ -1,5 +1,5 @@
-// The recorder counters (and the spans the metrics read) the input pipeline writes, declared once: the pipeline adds to them and the
-// run's metrics (sim/core/run/metrics.cpp) read them, both through these names.
+// The recorder counters (and the spans the metrics read) the input pipeline writes, declared once: the
+// pipeline adds to them and the run's metrics (sim/core/run/metrics.cpp) read them, through these names.
 #pragma once
 
 #include "sim/core/base/recorder.hpp"
