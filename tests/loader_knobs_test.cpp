@@ -90,6 +90,52 @@ TEST(StageCosts, CalibratedCostScaledByScaleOrProbability) {
                InputError);
 }
 
+TEST(StageCosts, FreshPagesArePricedByThePageFaultAndInterpolatedInPixels) {
+  // Table: 0 pages at 1,000 px, 100 at 5,000 px, 500 at 10,000 px; a fault costs 10 us.
+  // At 100 x 50 = 5,000 px: 2 ms + 5 us + 100 x 10 us = 3.005 ms.
+  const std::string cpu =
+      "cpu: {cores: 16, core_speed: 1.0, page_fault: 10 us, stage_costs: {flip: {per_sample: 2 ms, per_pixel: 1 ns, "
+      "fresh_pages: {pixels: [1000, 5000, 10000], pages: [0, 100, 500]}}}}";
+  auto scenario = [&](const std::string& cpu_line, const std::string& stage) {
+    std::string yaml = with_calibrated_flip(stage);
+    const std::string from = "cpu: {cores: 16, core_speed: 1.0, stage_costs: {flip: {per_sample: 2 ms, per_pixel: 1 ns}}}";
+    yaml.replace(yaml.find(from), from.size(), cpu_line);
+    return yaml;
+  };
+  const Scenario s = fixtures::load(scenario(cpu, "{name: flip, cost: flip}"));
+  EXPECT_NEAR(stage_cost(s, 1), 2e-3 + 1e-9 * 5000 + 100 * 10e-6, 1e-12);
+  const StageCost& c = s.pipeline.stages[1].cost;
+  // Between two sizes linear; below the first its count; above the last in proportion to the pixels.
+  EXPECT_NEAR(c.fresh_pages.at(7500, 0), 300.0, 1e-9);
+  EXPECT_NEAR(c.fresh_pages.at(500, 0), 0.0, 1e-12);
+  EXPECT_NEAR(c.fresh_pages.at(20000, 0), 1000.0, 1e-9);
+  EXPECT_NEAR(c.for_sample(0, 20000).value(), 2e-3 + 20000e-9 + 1000 * 10e-6, 1e-12);
+  // A scaled cost scales the faults with the work.
+  EXPECT_NEAR(stage_cost(fixtures::load(scenario(cpu, "{name: flip, cost: {calibrated: flip, scale: 0.5}}")), 1),
+              0.5 * (2e-3 + 1e-9 * 5000 + 100 * 10e-6), 1e-12);
+  // Without the cpu's page_fault the pages have no price: refused, as are unsorted or unequal lists.
+  std::string no_price = cpu;
+  no_price.erase(no_price.find("page_fault: 10 us, "), std::string("page_fault: 10 us, ").size());
+  EXPECT_THROW(fixtures::load(scenario(no_price, "{name: flip, cost: flip}")), InputError);
+  std::string unsorted = cpu;
+  unsorted.replace(unsorted.find("[1000, 5000, 10000]"), 19, "[1000, 10000, 5000]");
+  EXPECT_THROW(fixtures::load(scenario(unsorted, "{name: flip, cost: flip}")), InputError);
+  std::string unequal = cpu;
+  unequal.replace(unequal.find("[0, 100, 500]"), 13, "[0, 100]");
+  EXPECT_THROW(fixtures::load(scenario(unequal, "{name: flip, cost: flip}")), InputError);
+  // Measured per batch size: the scenario's loader (batch 32) takes the row between batch 16 and 64,
+  // linear in log2(batch): half way, (100 + 20) / 2 = 60 pages at 5,000 px.
+  std::string per_batch = cpu;
+  per_batch.replace(per_batch.find("pages: [0, 100, 500]"), 20,
+                    "batches: [16, 64], pages: [[0, 100, 500], [0, 20, 40]]");
+  const Scenario b = fixtures::load(scenario(per_batch, "{name: flip, cost: flip}"));
+  EXPECT_NEAR(stage_cost(b, 1), 2e-3 + 1e-9 * 5000 + 60 * 10e-6, 1e-12);
+  EXPECT_NEAR(b.trainer_node().cpu.stage_costs.at("flip").fresh_pages.at(10000, 8), 500.0, 1e-9); // below: the first row
+  std::string rows_short = per_batch;
+  rows_short.replace(rows_short.find("[0, 20, 40]"), 11, "[0, 20]");
+  EXPECT_THROW(fixtures::load(scenario(rows_short, "{name: flip, cost: flip}")), InputError);
+}
+
 TEST(StageCosts, ConvertStageMakesFloat32OfTheSameElements) {
   // ToTensor on a 100 x 50 x 3 uint8 image: 15 000 elements of 4 bytes = 60 kB out; cost per input pixel.
   Scenario s = fixtures::load(with_calibrated_flip("{name: to_tensor, kind: convert, cost: {per_pixel: 2 ns}}"));

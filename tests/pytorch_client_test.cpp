@@ -116,6 +116,58 @@ TEST(PytorchClient, InLoopCostsReplaceOrScaleTheIsolatedFits) {
   EXPECT_NEAR(costs["torch_to_tensor"].in_loader_factor, 2.0, 1e-9);
 }
 
+TEST(PytorchClient, InLoopPageFaultsBecomeFreshPagesAtTheMeasuredPrice) {
+  // In the loop, decode works 50 us + 5 ns/B + 4 ns/px and faults 0, 100 and 800 pages at three sizes
+  // (two samples each, 90 and 110 at the middle one), 10 us a fault. The work is fitted without the
+  // faults; the faults' mean per size is the table; the profile's cost gives back the mean cost.
+  std::map<std::string, mlsim::validate::StageCost> costs;
+  costs["torch_decode"] = {50e-6, 5e-9, 4e-9};
+  costs["torch_decode"].regressor = "bytes+pixels";
+  const double pf = 10e-6;
+  nlohmann::json in_loop = {{"torch_decode", nlohmann::json::array()}};
+  const std::map<double, std::pair<double, double>> faults = {{19200.0, {0, 0}}, {187500.0, {90, 110}}, {786432.0, {800, 800}}};
+  for (const auto& [px, f] : faults)
+    for (auto [bpp, n] : {std::pair{0.1, f.first}, {0.3, f.second}})
+      in_loop["torch_decode"].push_back({{"bytes", bpp * px}, {"pixels", px}, {"faults", n},
+                                         {"cost_s", 50e-6 + 5e-9 * bpp * px + 4e-9 * px + n * pf}});
+  const InLoaderResult r = fit_in_loop(in_loop, costs, pf);
+  EXPECT_NEAR(r.factor.at("torch_decode"), 1.0, 1e-9); // the work alone is what the isolated fit says
+  apply_in_loader(costs, r, "pytorch client, ");
+  const StageCost& d = costs.at("torch_decode");
+  EXPECT_NEAR(d.per_sample_s, 50e-6, 1e-10);
+  EXPECT_NEAR(d.per_byte_s, 5e-9, 1e-13);
+  EXPECT_NEAR(d.per_pixel_s, 4e-9, 1e-13);
+  ASSERT_EQ(d.fresh_pages.pixels, (std::vector<double>{19200.0, 187500.0, 786432.0}));
+  ASSERT_EQ(d.fresh_pages.pages.size(), 1u); // one batch size measured: one row
+  EXPECT_EQ(d.fresh_pages.pages.front(), (std::vector<double>{0.0, 100.0, 800.0}));
+  EXPECT_DOUBLE_EQ(d.page_fault_s, pf);
+  EXPECT_NEAR(d.cost_s(0.2 * 786432, 786432), 50e-6 + 5e-9 * 0.2 * 786432 + 4e-9 * 786432 + 800 * pf, 1e-12);
+  // Measured at two batch sizes: a row each; the validation's prediction takes its batch's row.
+  nlohmann::json two = in_loop;
+  for (auto pt : in_loop["torch_decode"]) {
+    pt["batch"] = 32;
+    pt["cost_s"] = pt["cost_s"].get<double>() - pt["faults"].get<double>() * pf; // no faults at batch 32
+    pt["faults"] = 0;
+    two["torch_decode"].push_back(pt);
+  }
+  for (auto& pt : two["torch_decode"])
+    if (!pt.contains("batch"))
+      pt["batch"] = 8;
+  const InLoaderResult r2 = fit_in_loop(two, {{"torch_decode", costs.at("torch_decode")}}, pf);
+  const mlsim::FreshPages& t = r2.fresh_pages.at("torch_decode");
+  EXPECT_EQ(t.batches, (std::vector<double>{8.0, 32.0}));
+  ASSERT_EQ(t.pages.size(), 2u);
+  EXPECT_EQ(t.pages[1], (std::vector<double>{0.0, 0.0, 0.0}));
+  EXPECT_NEAR(t.at(786432, 16), 400.0, 1e-9); // half way in log2(batch)
+  EXPECT_NEAR(r2.direct.at("torch_decode").per_pixel_s, 4e-9, 1e-13);
+  // Without a measured price the faults are not split off: the cost is fitted as it came (factor > 1).
+  std::map<std::string, mlsim::validate::StageCost> plain = {{"torch_decode", costs.at("torch_decode")}};
+  plain["torch_decode"].fresh_pages = {};
+  const InLoaderResult unpriced = fit_in_loop(in_loop, plain);
+  EXPECT_TRUE(unpriced.fresh_pages.empty());
+  EXPECT_GT(unpriced.factor.at("torch_decode"), 1.5);
+}
+
 TEST(PytorchClient, SharedCoreEfficiencyIsMeanRateOverOneProcesss) {
   // k = 1: 400 and 440 samples per CPU-second (mean 420); k = 2: 378 (0.9 of it); k = 3: 336 and 378
   // (mean 357: 0.85); a k above 1 would be noise and is capped at 1.
@@ -235,6 +287,12 @@ TEST(PytorchClient, QuickEndToEndWhereTorchImports) {
     EXPECT_GT(e, 0.0);
     EXPECT_LE(e, 1.0);
   }
+  // A page fault was timed (it prices the stages' fresh pages), and the profile reads back what was written.
+  EXPECT_GT(p.cpu.page_fault_s, 0.0);
+  EXPECT_LT(p.cpu.page_fault_s, 1e-3);
+  for (const auto& [name, c] : p.cpu.stage_costs)
+    if (!c.fresh_pages.empty())
+      EXPECT_DOUBLE_EQ(c.page_fault_s, p.cpu.page_fault_s) << name;
   // Every transform was also timed inside the loader loop (sim/validate/pytorch_calibrate.hpp).
   for (const char* name : {"torch_decode", "torch_random_resized_crop", "torch_to_tensor", "torch_normalize"}) {
     EXPECT_GT(p.cpu.stage_costs.at(name).in_loader_factor, 0.0) << name;

@@ -1,8 +1,45 @@
 #include "sim/hardware/cpu.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace mlsim {
+
+namespace {
+// Piecewise linear in x through (xs, ys); ys[0] below, ys.back() * x / xs.back() above (or the nearest
+// value when `proportional_above` is false).
+double interpolate(const std::vector<double>& xs, const std::vector<double>& ys, double x, bool proportional_above) {
+  if (x <= xs.front())
+    return ys.front();
+  if (x >= xs.back())
+    return proportional_above && xs.back() > 0 ? ys.back() * x / xs.back() : ys.back();
+  const size_t i = static_cast<size_t>(std::upper_bound(xs.begin(), xs.end(), x) - xs.begin());
+  const double t = (x - xs[i - 1]) / (xs[i] - xs[i - 1]);
+  return ys[i - 1] + t * (ys[i] - ys[i - 1]);
+}
+} // namespace
+
+double FreshPages::at(double px, double batch) const {
+  if (pixels.empty() || pages.empty())
+    return 0.0;
+  if (batches.size() <= 1 || pages.size() == 1)
+    return interpolate(pixels, pages.front(), px, true);
+  std::vector<double> log_batches, by_batch;
+  for (size_t r = 0; r < batches.size() && r < pages.size(); ++r) {
+    log_batches.push_back(std::log2(batches[r]));
+    by_batch.push_back(interpolate(pixels, pages[r], px, true));
+  }
+  return interpolate(log_batches, by_batch, std::log2(std::max(batch, 1.0)), false);
+}
+
+FreshPages FreshPages::for_batch(double batch) const {
+  if (batches.size() <= 1)
+    return {pixels, {}, pages.empty() ? std::vector<std::vector<double>>{} : std::vector<std::vector<double>>{pages.front()}};
+  FreshPages one{pixels, {}, {std::vector<double>(pixels.size())}};
+  for (size_t i = 0; i < pixels.size(); ++i)
+    one.pages[0][i] = at(pixels[i], batch);
+  return one;
+}
 
 double corunning_efficiency(const CpuSpec& cpu, int busy) {
   if (cpu.cores <= 1)

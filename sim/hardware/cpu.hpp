@@ -50,15 +50,44 @@ template <> struct EnumNames<CpuScheduling> {
       {CpuScheduling::per_core, "per_core"}, {CpuScheduling::fair, "fair"}}};
 };
 
-// A calibrated per-sample cost: per_sample + per_byte * bytes + per_pixel * pixels (core-seconds).
+// The pages a stage maps fresh per sample, and so faults one by one, against its input's pixels and the
+// loader's batch size: measured at a few of each (`mlsim calibrate --client pytorch`, inside a DataLoader
+// worker). In pixels piecewise linear between the measured sizes, the first size's count below them and
+// proportional to the pixels above the last (a buffer's pages grow with its pixels); in batch size linear
+// in log2(batch) between the measured batches, the nearest one outside them. Why a table and not a slope:
+// an image buffer that the C allocator maps for each image (above its mmap threshold) or takes back from
+// the kernel after the heap's free top was returned (past the trim threshold) is faulted in afresh, one
+// reused from the heap is not; both thresholds move with what the process allocated and freed before,
+// and the worker's live samples (a batch of them until the collate) keep the heap's top in use. The count
+// steps with the size and the batch, and moves between processes: on the 2-core development VM a worker
+// loading 1024x768 JPEGs faulted ~1,500 / ~340 / ~390 / 0 pages per sample at batch 4 / 8 / 16 / 32, and
+// 340-730 at batch 8 in three processes. The table is a central figure, not an exact one.
+struct FreshPages {
+  std::vector<double> pixels;             // ascending
+  std::vector<double> batches;            // ascending; empty: one row, whatever the batch
+  std::vector<std::vector<double>> pages; // per sample: a row per batch, an entry per pixel count
+  bool empty() const { return pixels.empty(); }
+  double at(double px, double batch) const;
+  // The one-row table of a loader whose batch is `batch`.
+  FreshPages for_batch(double batch) const;
+};
+
+// A calibrated per-sample cost (core-seconds):
+//   per_sample + per_byte * bytes + per_pixel * pixels + page_fault * fresh_pages(pixels)
+// page_fault: the host's time for one minor page fault (CpuSpec::page_fault); 0 without a table. The
+// scenario loader reduces fresh_pages to its pipeline's batch size (FreshPages::for_batch).
 struct StageCost {
   Seconds per_sample{0.0};
   Seconds per_byte{0.0};
   Seconds per_pixel{0.0};
+  FreshPages fresh_pages;
+  Seconds page_fault{0.0};
 
   Seconds for_sample(double bytes, double pixels) const {
-    return per_sample + per_byte * bytes + per_pixel * pixels;
+    const Seconds work = per_sample + per_byte * bytes + per_pixel * pixels;
+    return fresh_pages.empty() ? work : work + page_fault * fresh_pages.at(pixels, 0.0);
   }
+  StageCost scaled(double k) const { return {per_sample * k, per_byte * k, per_pixel * k, fresh_pages, page_fault * k}; }
 };
 
 struct CpuSpec {
@@ -72,6 +101,9 @@ struct CpuSpec {
   // single-thread Eigen GEMM reaches on a current x86 core (mlsim calibrate measures it: host_gemm_fp32).
   FlopsPerSec core_flops{32e9};
   std::map<std::string, StageCost> stage_costs; // from calibration profiles
+  // One minor page fault (a fresh page touched for the first time), the price of a stage cost's
+  // fresh_pages (mlsim calibrate --client pytorch measures it). 0: not measured.
+  Seconds page_fault{0.0};
   CpuScheduling scheduling = CpuScheduling::per_core; // `scheduler: per_core | fair`
   // per_core: how long after running dry a core takes queued work from a busier one (cpu_scheduler.hpp;
   // mlsim calibrate measures it). 0: at once.

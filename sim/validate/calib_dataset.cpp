@@ -93,7 +93,11 @@ std::vector<CalibImage> build_calib_set(const CalibSetOptions& opt) {
       q.push_back(sources[i]);
     used = q;
   }
-  std::vector<int> widths = opt.quick ? std::vector<int>{160, 500, 1280} : std::vector<int>{160, 320, 500, 800, 1280, 2048};
+  // Widths about 1.25x apart from 500 up: a loader's page faults per image step with the size (the C
+  // allocator maps large buffers afresh for each image, small ones reuse the heap), and the profile
+  // interpolates them between the sizes measured here.
+  std::vector<int> widths = opt.quick ? std::vector<int>{160, 500, 1280}
+                                      : std::vector<int>{160, 320, 500, 640, 800, 960, 1280, 1600, 2048};
   std::vector<Variant> variants;
   for (int w : widths)
     for (int q : {75, 95})

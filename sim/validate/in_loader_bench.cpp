@@ -166,6 +166,11 @@ void apply_in_loader(std::map<std::string, StageCost>& costs, const InLoaderResu
       *v *= factor;
     c.context = client + "isolated x in_loader_factor";
   }
+  for (const auto& [name, pages] : r.fresh_pages)
+    if (auto it = costs.find(name); it != costs.end()) {
+      it->second.fresh_pages = pages;
+      it->second.page_fault_s = r.page_fault_s;
+    }
   for (auto& [name, c] : costs) {
     if (auto f = r.factor.find(name); f != r.factor.end())
       c.in_loader_factor = f->second;

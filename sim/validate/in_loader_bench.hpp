@@ -54,6 +54,8 @@ struct InLoaderResult {
   std::map<std::string, double> all_cores;       // per profile stage name
   double loop_all_cores_efficiency = 0.0;        // the whole loop (0: one core)
   double seconds = 0.0;                          // wall time of the measurement
+  std::map<std::string, FreshPages> fresh_pages; // per stage: pages mapped fresh per sample (pytorch client)
+  double page_fault_s = 0.0;                     // their price (0: faults not measured)
 };
 
 // Measures the loop over the sweep images of `images`; `isolated` are stage_bench's costs (for the factors).

@@ -4,11 +4,13 @@
 // the hardware presets, so a scenario can say `preset: profiles/host.yaml`.
 // Stage costs are in core-seconds per sample:
 //   cost = per_sample + per_byte * bytes + per_pixel * pixels (+ per_flop * flops)
+//          (+ page_fault * fresh_pages(pixels), where the loader's stages map buffers afresh)
 // plus per_file once per file opened (the IDX parse). The measurement details
 // (fit quality, spreads, GEMM efficiency curves) that have no preset field go
 // into a separate `calibration:` section that preset resolution does not read.
 #pragma once
 
+#include "sim/hardware/cpu.hpp"
 #include "sim/validate/gpu/kernel_fit.hpp"
 
 #include <map>
@@ -31,8 +33,14 @@ struct StageCost {
   // inside the loader loop), "isolated x in_loader_factor" (isolated shape, scaled to the loader).
   std::string context = "isolated";
   double in_loader_factor = 0.0;     // cost inside the loader loop / isolated fit (0: not measured)
-  double cost_s(double bytes, double pixels, double flops = 0.0) const {
-    return per_sample_s + per_byte_s * bytes + per_pixel_s * pixels + per_flop_s * flops;
+  // Pages mapped fresh per sample against the input's pixels, each costing page_fault_s (the CPU's; the
+  // preset fields cpu.stage_costs.<name>.fresh_pages and cpu.page_fault, sim/hardware/cpu.hpp).
+  FreshPages fresh_pages;
+  double page_fault_s = 0.0;
+  // batch: the loader's batch size, for the fresh pages measured per batch (0: the first measured batch).
+  double cost_s(double bytes, double pixels, double flops = 0.0, double batch = 0.0) const {
+    return per_sample_s + per_byte_s * bytes + per_pixel_s * pixels + per_flop_s * flops +
+           (fresh_pages.empty() ? 0.0 : page_fault_s * fresh_pages.at(pixels, batch));
   }
 };
 
@@ -61,6 +69,9 @@ struct CpuProfile {
   // per CPU-second over one thread's (shared_core_bench.hpp); `--client pytorch` replaces it with the
   // client's processes (pytorch_calibrate.hpp). Empty: not measured.
   std::vector<double> shared_core_efficiency;
+  // cpu.page_fault (sim/hardware/cpu.hpp): one minor page fault, measured by the pytorch client (the price
+  // of its stages' fresh_pages). 0: not measured.
+  double page_fault_s = 0.0;
   std::map<std::string, StageCost> stage_costs;
 };
 

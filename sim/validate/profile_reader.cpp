@@ -2,6 +2,7 @@
 #include "sim/validate/profile.hpp"
 
 #include "sim/core/base/config_node.hpp"
+#include "sim/core/run/load/hardware_load.hpp"
 #include "sim/hardware/pcie.hpp"
 
 namespace mlsim::validate {
@@ -19,6 +20,7 @@ Profile read_profile(const std::string& path) {
     for (const ConfigNode& item : e.items())
       p.cpu.shared_core_efficiency.push_back(item.as_number());
   p.cpu.all_cores_efficiency = cpu.get_number("all_cores_efficiency", 0.0, 0.0, 1.0); // 0: derive from the fits
+  p.cpu.page_fault_s = cpu.get_quantity<Seconds>("page_fault", Seconds(0.0), false).value();
   ConfigNode stages = cpu.child("stage_costs");
   ConfigNode fits = root.child("calibration").child("stage_fits");
   if (stages.defined())
@@ -31,6 +33,10 @@ Profile read_profile(const std::string& path) {
       c.r2 = s.get_number("r2", 0.0, -1e9, 1.0);
       c.reps = static_cast<int>(s.get_integer("reps", 0, 0));
       c.spread = s.get_number("spread", 0.0, 0.0);
+      if (s.has("fresh_pages")) { // the scenario loader's parse and checks (hardware_load.hpp)
+        c.fresh_pages = parse_stage_cost(s, Seconds(p.cpu.page_fault_s)).fresh_pages;
+        c.page_fault_s = p.cpu.page_fault_s;
+      }
       if (ConfigNode f = fits.defined() ? fits.child(name) : ConfigNode(); f.defined()) {
         c.all_cores_efficiency = f.get_number("all_cores_efficiency", 0.0, 0.0, 100.0);
         c.regressor = f.get_string("regressor", "");

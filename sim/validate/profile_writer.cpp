@@ -63,6 +63,30 @@ void stage_cost(YAML::Emitter& y, const std::string& name, const StageCost& c) {
   y << YAML::Key << "per_sample" << YAML::Value << seconds(c.per_sample_s);
   y << YAML::Key << "per_byte" << YAML::Value << seconds(c.per_byte_s);
   y << YAML::Key << "per_pixel" << YAML::Value << seconds(c.per_pixel_s);
+  if (!c.fresh_pages.empty()) {
+    const FreshPages& t = c.fresh_pages;
+    auto list = [&](const std::vector<double>& values) {
+      y << YAML::Flow << YAML::BeginSeq;
+      for (double v : values)
+        y << round4(v);
+      y << YAML::EndSeq;
+    };
+    y << YAML::Key << "fresh_pages" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    y << YAML::Key << "pixels" << YAML::Value;
+    list(t.pixels);
+    if (!t.batches.empty()) {
+      y << YAML::Key << "batches" << YAML::Value;
+      list(t.batches);
+      y << YAML::Key << "pages" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+      for (const auto& row : t.pages)
+        list(row);
+      y << YAML::EndSeq;
+    } else {
+      y << YAML::Key << "pages" << YAML::Value;
+      list(t.pages.front());
+    }
+    y << YAML::EndMap;
+  }
   y << YAML::Key << "r2" << YAML::Value << round4(c.r2);
   y << YAML::Key << "reps" << YAML::Value << c.reps;
   y << YAML::Key << "spread" << YAML::Value << round4(c.spread);
@@ -156,6 +180,9 @@ static void host_sections(YAML::Emitter& y, const Profile& p) {
       y << round4(e);
     y << YAML::EndSeq;
   }
+  // One minor page fault: the price of the stages' fresh_pages (cpu.hpp).
+  if (p.cpu.page_fault_s > 0)
+    y << YAML::Key << "page_fault" << YAML::Value << seconds(p.cpu.page_fault_s);
   // Co-running slowdown (sim/hardware/cpu.hpp); the per-stage figures stay under calibration.stage_fits.
   y << YAML::Key << "all_cores_efficiency" << YAML::Value << round4(cpu_all_cores_efficiency(p.cpu));
   // Host-placed ops run at core_flops on one core: the asymptotic single-thread Eigen GEMM rate.

@@ -85,12 +85,48 @@ CostFit fit_startup(const nlohmann::json& startup) {
 }
 } // namespace
 
-InLoaderResult fit_in_loop(const nlohmann::json& in_loop, const std::map<std::string, StageCost>& isolated) {
+InLoaderResult fit_in_loop(const nlohmann::json& in_loop, const std::map<std::string, StageCost>& isolated,
+                           double page_fault_s) {
   InLoaderResult r;
-  for (const auto& [name, points] : in_loop.items()) {
+  for (const auto& [name, raw_points] : in_loop.items()) {
     auto iso = isolated.find(name);
-    if (iso == isolated.end() || points.empty())
+    if (iso == isolated.end() || raw_points.empty())
       continue;
+    // Each point's faults at the measured price go to the stage's fresh pages (their mean per input size);
+    // the rest is the stage's work, fitted or scaled as before.
+    nlohmann::json points = nlohmann::json::array();
+    std::map<double, std::map<double, std::pair<double, int>>> faults_at; // batch -> pixels -> (sum, points)
+    std::set<double> all_pixels;
+    double any = 0.0;
+    for (const auto& pt : raw_points) {
+      nlohmann::json work = pt;
+      const double faults = page_fault_s > 0 ? pt.value("faults", 0.0) : 0.0;
+      work["cost_s"] = std::max(0.0, pt.at("cost_s").get<double>() - faults * page_fault_s);
+      points.push_back(work);
+      const double px = pt.at("pixels").get<double>();
+      auto& [sum, n] = faults_at[pt.value("batch", 0.0)][px];
+      sum += faults;
+      ++n;
+      any += faults;
+      all_pixels.insert(px);
+    }
+    if (any > 0) {
+      FreshPages fresh;
+      fresh.pixels.assign(all_pixels.begin(), all_pixels.end());
+      for (const auto& [batch, by_px] : faults_at) {
+        if (faults_at.size() > 1)
+          fresh.batches.push_back(batch);
+        std::vector<double> row;
+        for (double px : fresh.pixels) { // a size this batch did not see: the nearest one measured
+          auto it = by_px.lower_bound(px);
+          if (it == by_px.end())
+            --it;
+          row.push_back(it->second.first / it->second.second);
+        }
+        fresh.pages.push_back(row);
+      }
+      r.fresh_pages[name] = fresh;
+    }
     // The ratio of the sums, not a median of per-sample ratios: a random transform (a flip with p = 0.5)
     // costs nothing on some samples and everything on the others, and its isolated fit is their mean.
     double measured = 0.0, predicted = 0.0;
@@ -108,6 +144,7 @@ InLoaderResult fit_in_loop(const nlohmann::json& in_loop, const std::map<std::st
       r.direct[name] = c;
     }
   }
+  r.page_fault_s = page_fault_s;
   return r;
 }
 
@@ -225,14 +262,25 @@ void add_pytorch_calibration(Profile& p, const PytorchCalibrateOptions& opt, std
   }
   f.transforms = names;
   if (raw.contains("in_loop")) {
-    const InLoaderResult in_loop = fit_in_loop(raw.at("in_loop"), p.cpu.stage_costs);
+    const nlohmann::json pf = raw.value("page_fault", nlohmann::json::object());
+    p.cpu.page_fault_s = pf.value("seconds", 0.0);
+    const InLoaderResult in_loop = fit_in_loop(raw.at("in_loop"), p.cpu.stage_costs, p.cpu.page_fault_s);
     apply_in_loader(p.cpu.stage_costs, in_loop, "pytorch client, ");
-    fmt::print(log, "    in the loader loop (the sweep's files one after another through the chain):\n");
+    fmt::print(log, "    in a DataLoader worker (the sweep's files of one size after another through the chain; "
+                    "a page fault costs {:.3g} us, spread {:.2f}):\n",
+               p.cpu.page_fault_s * 1e6, pf.value("spread", 0.0));
     for (const auto& [name, factor] : in_loop.factor) {
       const StageCost& c = p.cpu.stage_costs.at(name);
-      fmt::print(log, "    {:<32} x{:<5.2f} {}  -> {:>8.3g}us {:>8.3g}ns {:>8.3g}ns {:>7.4f} {:>6}\n", name, factor,
-                 in_loop.direct.count(name) ? "fitted " : "scaled ", c.per_sample_s * 1e6, c.per_byte_s * 1e9,
-                 c.per_pixel_s * 1e9, c.r2, c.points);
+      std::string pages;
+      const FreshPages& t = c.fresh_pages;
+      for (size_t r = 0; r < t.pages.size(); ++r) {
+        pages += t.batches.empty() ? "" : fmt::format("{}batch {:g}:", r ? "; " : "", t.batches[r]);
+        for (size_t i = 0; i < t.pixels.size(); ++i)
+          pages += fmt::format(" {:.0f}@{:.3g}", t.pages[r][i], t.pixels[i]);
+      }
+      fmt::print(log, "    {:<32} x{:<5.2f} {}  -> {:>8.3g}us {:>8.3g}ns {:>8.3g}ns {:>7.4f} {:>6}  fresh pages {}\n", name,
+                 factor, in_loop.direct.count(name) ? "fitted " : "scaled ", c.per_sample_s * 1e6, c.per_byte_s * 1e9,
+                 c.per_pixel_s * 1e9, c.r2, c.points, pages.empty() ? "none" : pages + " (pages@px)");
     }
   }
   fmt::print(log, "    receive in next(): {:.3g} us/batch + {:.3g} ns/B (R^2 {:.3f}, max|res| {:.1f} %, {} points)\n",

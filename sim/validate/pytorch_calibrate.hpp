@@ -24,13 +24,16 @@
 //   worker start-up          time from iter() to each worker's first batch = a + worker_startup x W:
 //                            the training process starts its W workers one after another and sends
 //                            the first indices only when all have started (torch 1.13's iterator).
-// In the loader loop (the costs a worker pays): each stage timed once per sample while the sweep's files go
-// one after another through pil_loader and the whole chain (the client's `in_loop` points). A stage whose
-// input took kDirectFitSizes or more sizes there (decode, the crop) is fitted on those points directly; the
-// others (after the crop, one input size) keep their isolated fit's shape scaled by the loop's total cost
-// over what the isolated fit gives for the same inputs; every stage gets that ratio as its in_loader_factor.
-// On the 2-core development VM, quiet: decode ~1.5x, crop ~1.2x, ToTensor and Normalize ~1.4x their isolated
-// fits: a transform timed again and again on one input finds that input and its code in the caches.
+// In a DataLoader worker (the costs a worker pays): for each size of the sweep and each batch size, a fresh
+// loader with one worker takes those files through pil_loader and the whole chain, and each stage is timed
+// once per sample with its minor page faults (the client's `in_loop` points). The faults at the measured
+// price of one (`page_fault`, fresh anonymous pages touched once) are taken out of each point and tabulated
+// per input size and batch (StageCost::fresh_pages, sim/hardware/cpu.hpp says why they step and move);
+// the rest is the stage's work. A stage whose input took kDirectFitSizes or more sizes there (decode, the
+// crop) is fitted on those points directly; the others (after the crop, one input size) keep their
+// isolated fit's shape scaled by the worker's total over what the isolated fit gives for the same inputs;
+// every stage gets that ratio as its in_loader_factor. A transform timed again and again on one input
+// finds that input and its code in the caches.
 // The stage costs go into cpu.stage_costs as torch_<transform> (torch_decode, torch_random_resized_crop,
 // ...), the framework costs into framework_costs.pytorch, the fit qualities under calibration.
 // Ignores: the per-sample index fetch in the worker (part of the worker fit), pin memory without CUDA.
@@ -61,7 +64,10 @@ StageCost fit_transform(const nlohmann::json& transform);
 
 // The client's in-loop points against the isolated fits -> direct fits and factors (in_loader_bench.hpp).
 inline constexpr size_t kDirectFitSizes = 3;
-InLoaderResult fit_in_loop(const nlohmann::json& in_loop, const std::map<std::string, StageCost>& isolated);
+// Points with `faults` (minor page faults of the stage on that sample) are split at page_fault_s per fault:
+// the faults' mean per input size becomes the stage's fresh_pages, the rest its work (fitted or scaled).
+InLoaderResult fit_in_loop(const nlohmann::json& in_loop, const std::map<std::string, StageCost>& isolated,
+                           double page_fault_s = 0.0);
 // The client's shared_core points -> cpu.shared_core_efficiency (shared_core_bench.hpp's fit: for k = 2, 3
 // processes on one core, the mean of their samples per CPU-second over the mean with one process, at most 1).
 std::vector<double> fit_shared_core(const nlohmann::json& shared_core);

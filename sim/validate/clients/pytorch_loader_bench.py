@@ -7,8 +7,10 @@ stdin, one answer per line on stdout (stderr is for humans). Requests ("op"):
   calibrate   raw measurements, fitted by mlsim (sim/validate/pytorch_calibrate.hpp):
                 transforms  each transform's CPU cost (thread CPU time, mean over calls, median over reps) on
                             inputs of several sizes; decode = torchvision's pil_loader (open, read, convert RGB)
-                in_loop     each stage's CPU time per sample as a worker pays it: the sweep's files one after
-                            another through pil_loader and the whole chain, every stage timed once per sample
+                in_loop     each stage's CPU time and minor page faults per sample inside a DataLoader worker:
+                            the sweep's files of one size after another through pil_loader and the whole
+                            chain, every stage timed once per sample, a fresh loader per size
+                page_fault  thread CPU time of one minor page fault (fresh anonymous pages touched once)
                 receive     CPU time of next() in the training process vs batch bytes, workers doing no image work,
                             and the wall time of next() beyond it with the batch ready (its latency)
                 worker      CPU time of the workers per batch (fetch, default_collate into shared memory, pickling)
@@ -22,6 +24,7 @@ Nothing here fits or judges: it measures and reports.
 """
 import json
 import os
+import resource
 import sys
 import time
 import warnings
@@ -199,37 +202,93 @@ def measure_transforms(req):
     return [decode] + list(stages.values())
 
 
+class InLoopDataset(Dataset):
+    """measure_in_loop's samples: one size group's files in a fixed stride through pil_loader and the chain,
+    each stage's thread CPU time and minor page faults recorded as the worker pays them."""
+
+    def __init__(self, files, length, chain):
+        self.files, self.length, self.chain = files, length, chain
+        self.stride = 7 if len(files) % 7 else 5
+
+    def __len__(self):
+        return self.length
+
+    def __getitem__(self, i):
+        img = self.files[(i * self.stride) % len(self.files)]
+        marks = [(time.thread_time_ns(), thread_faults())]
+        x = pil_loader(img["path"])
+        marks.append((time.thread_time_ns(), thread_faults()))
+        sizes = [(img["bytes"], img["width"] * img["height"])]
+        for _, t in self.chain:
+            sizes.append(size_of(x)[::-1])
+            x = t(x)
+            marks.append((time.thread_time_ns(), thread_faults()))
+        costs = [[(b[0] - a[0]) * 1e-9, b[1] - a[1]] for a, b in zip(marks, marks[1:])]
+        return x, json.dumps({"sizes": sizes, "costs": costs})
+
+
+def thread_faults():
+    return resource.getrusage(resource.RUSAGE_THREAD).ru_minflt
+
+
 def measure_in_loop(req):
-    """Per sample, each stage's thread CPU time as a DataLoader worker's __getitem__ pays it: a file it has not
-    just read, decoded and sent through the chain once, so that each stage finds in the caches what the stage
-    before it left (a transform timed alone, again and again on one input, finds its input and its code warm).
-    Points carry the stage's input size, as the isolated ones do."""
+    """Per sample, each stage's thread CPU time and minor page faults inside a DataLoader worker, as the worker
+    pays them: one size group of the sweep (the files of one width) at a time, each through a fresh DataLoader
+    with one worker, at each batch size of `in_loop_batches`, as a data set of images of about one size is
+    loaded. A stage timed alone, again and again on one input, finds its input and its code warm; here each
+    stage finds in the caches what the stage before it left. Group and batch matter for the faults: an image
+    buffer is faulted in page by page whenever the allocator got it from the kernel afresh, and that depends
+    on what the process allocated and freed before (glibc maps blocks above its mmap threshold and raises
+    the threshold when one is freed; it returns the heap's free top to the kernel past the trim threshold,
+    which the worker's live samples, a batch of them until the collate, hold back). Points carry the stage's
+    input size, as the isolated ones do, the faults and the batch."""
     torch.manual_seed(1)
     chain = build_transforms(req.get("transforms"))
-    files = req["sweep"]
-    passes = req.get("in_loop_passes", 2)
+    groups = {}
+    for img in req["sweep"]:
+        groups.setdefault(img["width"] * img["height"], []).append(img)
+    passes, warm = req.get("in_loop_passes", 2), 8
+    batches = req.get("in_loop_batches", [8, 32] if req.get("quick", False) else [4, 8, 16, 32, 64])
     out = {"torch_decode": []}
     out.update({name: [] for name, _ in chain})
-    n = len(files)
-    stride = 7 if n % 7 else 5  # a fixed stride through the files, as the validation loader's dataset
-    for rep in range(passes):
-        for i in range(n):
-            img = files[(i * stride + rep) % n]
-            keep = rep > 0 or i >= min(4, n - 1)  # the first few samples warm the interpreter up
-            t0 = time.thread_time_ns()
-            x = pil_loader(img["path"])
-            t1 = time.thread_time_ns()
-            if keep:
-                out["torch_decode"].append({"bytes": img["bytes"], "pixels": img["width"] * img["height"],
-                                            "cost_s": (t1 - t0) * 1e-9})
-            for name, t in chain:
-                px, by = size_of(x)
-                t0 = time.thread_time_ns()
-                x = t(x)
-                t1 = time.thread_time_ns()
-                if keep:
-                    out[name].append({"pixels": px, "bytes": by, "cost_s": (t1 - t0) * 1e-9})
+    names = list(out)
+    for batch in batches:
+        for pixels in sorted(groups):
+            files = groups[pixels]
+            n = warm + batch * max(1, -(-passes * len(files) // batch))
+            dl = DataLoader(InLoopDataset(files, n, chain), batch_size=batch, num_workers=1)
+            seen = 0
+            for _, records in dl:
+                for rec in records:
+                    seen += 1
+                    if seen <= warm:  # the worker's first samples warm the interpreter and the caches up
+                        continue
+                    r = json.loads(rec)
+                    for name, (by, px), (cost, faults) in zip(names, r["sizes"], r["costs"]):
+                        out[name].append({"bytes": by, "pixels": px, "cost_s": cost, "faults": faults, "batch": batch})
+            del dl
     return out
+
+
+def measure_page_fault(req):
+    """Thread CPU time of one minor page fault: touch each page of a fresh anonymous mapping once, then again
+    (no faults: the loop's own cost), the difference per page; median of 5."""
+    import mmap
+    size = (16 if req.get("quick", False) else 64) << 20
+    pages, per = size // 4096, []
+    for _ in range(5):
+        m = mmap.mmap(-1, size)
+        t0 = time.thread_time_ns()
+        for i in range(0, size, 4096):
+            m[i] = 1
+        t1 = time.thread_time_ns()
+        for i in range(0, size, 4096):
+            m[i] = 2
+        t2 = time.thread_time_ns()
+        m.close()
+        per.append(max(0, (t1 - t0) - (t2 - t1)) * 1e-9 / pages)
+    per.sort()
+    return {"seconds": per[2], "spread": (per[-1] - per[0]) / (2 * per[2]) if per[2] > 0 else 0.0}
 
 
 def _chain_share(files, exprs, core, seconds, out):
@@ -345,7 +404,11 @@ def op_calibrate(req):
     shapes = [(3, 64, 64), (3, 224, 224)] if quick else [(3, 64, 64), (3, 160, 160), (3, 224, 224), (3, 320, 320)]
     batches = [8, 32] if quick else [8, 16, 32]
     n = 16 if quick else 40
-    res = {"ok": True, "versions": versions(), "transforms": measure_transforms(req), "in_loop": measure_in_loop(req),
+    # The in-loop points first: its workers are forked from this process and inherit its allocator's state,
+    # which should be a training script's (imports only), not that of the isolated timings' large images.
+    in_loop = measure_in_loop(req)
+    res = {"ok": True, "versions": versions(), "in_loop": in_loop, "transforms": measure_transforms(req),
+           "page_fault": measure_page_fault(req),
            "loader": loader_cost_points(shapes, batches, n, 2, False)}
     if torch.cuda.is_available():
         res["pin"] = loader_cost_points(shapes, batches, n, 2, True)

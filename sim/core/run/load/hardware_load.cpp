@@ -3,6 +3,7 @@
 
 #include "sim/core/run/load/preset_library.hpp"
 
+#include <cmath>
 #include <set>
 
 namespace mlsim {
@@ -15,21 +16,65 @@ Seconds cost_term(const ConfigNode& node, const std::string& key, double max, co
     node.child(key).fail(std::string("a cost between 0 and ") + max_text, node.child(key).quoted());
   return v;
 }
+
+// A list of 1 to max_items numbers in [lo, hi].
+std::vector<double> number_list(const ConfigNode& node, double lo, double hi, size_t max_items, const char* expected) {
+  if (!node.is_sequence() || node.items().empty() || node.items().size() > max_items)
+    node.fail(expected, node.quoted());
+  std::vector<double> out;
+  for (const ConfigNode& item : node.items()) {
+    const double v = item.is_scalar() ? item.as_number() : -1.0;
+    if (!(v >= lo && v <= hi))
+      item.fail(expected, item.quoted());
+    out.push_back(v);
+  }
+  return out;
+}
 } // namespace
 
-StageCost parse_stage_cost(const ConfigNode& node) {
-  node.allow_only({"per_sample", "per_byte", "per_pixel", "r2", "reps", "spread", "source"});
+StageCost parse_stage_cost(const ConfigNode& node, Seconds page_fault) {
+  node.allow_only({"per_sample", "per_byte", "per_pixel", "fresh_pages", "r2", "reps", "spread", "source"});
   StageCost c;
   c.per_sample = cost_term(node, "per_sample", 3600.0, "1 h per sample");
   c.per_byte = cost_term(node, "per_byte", 1.0, "1 s per byte");
   c.per_pixel = cost_term(node, "per_pixel", 1.0, "1 s per pixel");
+  if (ConfigNode f = node.child("fresh_pages"); f.defined()) {
+    // {pixels: [...], pages: [...]}, or with batches: [...] a row of pages per batch size.
+    f.allow_only({"pixels", "batches", "pages"});
+    if (!(page_fault.value() > 0.0))
+      f.fail("no fresh_pages here: they are priced by the cpu's page_fault (a calibration profile's cpu)", f.quoted());
+    FreshPages& t = c.fresh_pages;
+    auto ascending = [](const ConfigNode& list, const std::vector<double>& v) {
+      for (size_t i = 1; i < v.size(); ++i)
+        if (!(v[i] > v[i - 1]))
+          list.fail("ascending numbers", list.quoted());
+    };
+    t.pixels = number_list(f.required("pixels"), 0.0, 1e12, 256, "a list of pixel counts, each 0 to 1e12");
+    ascending(f.child("pixels"), t.pixels);
+    const char* row = "a list of page counts (each 0 to 1e9), one per pixel count";
+    if (f.has("batches")) {
+      t.batches = number_list(f.child("batches"), 1.0, 1e7, 64, "a list of batch sizes, each 1 to 1e7");
+      ascending(f.child("batches"), t.batches);
+      ConfigNode rows = f.required("pages");
+      if (!rows.is_sequence() || rows.items().size() != t.batches.size())
+        rows.fail("a list of rows, one per batch size, each " + std::string(row), rows.quoted());
+      for (const ConfigNode& r : rows.items())
+        t.pages.push_back(number_list(r, 0.0, 1e9, 256, row));
+    } else {
+      t.pages.push_back(number_list(f.required("pages"), 0.0, 1e9, 256, row));
+    }
+    for (size_t r = 0; r < t.pages.size(); ++r)
+      if (t.pages[r].size() != t.pixels.size())
+        (t.batches.empty() ? f.child("pages") : f.child("pages").items()[r]).fail(row, f.child("pages").quoted());
+    c.page_fault = page_fault;
+  }
   return c;
 }
 
 CpuSpec parse_cpu(const ConfigNode& node) {
   node.allow_only({"preset", "name", "source", "cores", "core_speed", "fp16_emulation_factor", "all_cores_efficiency",
                    "core_flops", "stage_costs", "model", "measured", "scheduler", "balance_delay",
-                   "busy_wake_delay", "shared_core_efficiency"});
+                   "busy_wake_delay", "shared_core_efficiency", "page_fault"});
   CpuSpec c;
   c.name = node.get_string("name", node.has("preset") ? node.get_string("preset") : "cpu");
   c.cores = static_cast<int>(node.get_integer("cores", std::nullopt, 1, 4096));
@@ -42,20 +87,15 @@ CpuSpec parse_cpu(const ConfigNode& node) {
   c.scheduling = node.get_enum<CpuScheduling>("scheduler", CpuScheduling::per_core);
   c.balance_delay = node.get_quantity<Seconds>("balance_delay", Seconds(4e-3), false);
   c.busy_wake_delay = node.get_quantity<Seconds>("busy_wake_delay", Seconds(0.0), false);
-  if (ConfigNode e = node.child("shared_core_efficiency"); e.defined()) {
-    const char* expected = "a list of numbers in (0, 1]: what a core gets done with 2, 3, ... threads on it";
-    if (!e.is_sequence() || e.items().empty() || e.items().size() > 64)
-      e.fail(expected, e.quoted());
-    for (const ConfigNode& item : e.items()) {
-      const double v = item.is_scalar() ? item.as_number() : -1.0;
-      if (!(v > 0.0 && v <= 1.0))
-        item.fail(expected, item.quoted());
-      c.shared_core_efficiency.push_back(v);
-    }
-  }
+  c.page_fault = node.get_quantity<Seconds>("page_fault", Seconds(0.0), false);
+  if (!(c.page_fault.value() <= 1.0))
+    node.child("page_fault").fail("a time between 0 and 1 s", node.child("page_fault").quoted());
+  if (ConfigNode e = node.child("shared_core_efficiency"); e.defined())
+    c.shared_core_efficiency = number_list(e, std::nextafter(0.0, 1.0), 1.0, 64,
+                                           "a list of numbers in (0, 1]: what a core gets done with 2, 3, ... threads on it");
   if (ConfigNode costs = node.child("stage_costs"); costs.defined())
     for (const auto& k : costs.keys())
-      c.stage_costs[k] = parse_stage_cost(costs.child(k));
+      c.stage_costs[k] = parse_stage_cost(costs.child(k), c.page_fault);
   return c;
 }
 

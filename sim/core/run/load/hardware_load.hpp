@@ -21,7 +21,7 @@ AcceleratorSpec parse_accelerator(const ConfigNode& node);
 // An accelerator's `kernels:` section (absent: no tile model, full fractions).
 KernelParams parse_kernel_params(const ConfigNode& node);
 CpuSpec parse_cpu(const ConfigNode& node);
-StageCost parse_stage_cost(const ConfigNode& node);
+StageCost parse_stage_cost(const ConfigNode& node, Seconds page_fault = Seconds(0.0));
 RamSpec parse_ram(const ConfigNode& node);
 DiskSpec parse_disk(const ConfigNode& node);
 NicSpec parse_nic(const ConfigNode& node);

@@ -31,8 +31,6 @@ StageKind stage_kind(StageKindName k) {
   return StageKind::map;
 }
 
-StageCost scaled(const StageCost& c, double k) { return {c.per_sample * k, c.per_byte * k, c.per_pixel * k}; }
-
 // A calibrated cost by name, from the CPU's profile.
 StageCost calibrated_cost(const ConfigNode& node, const CpuSpec& cpu) {
   std::string name = node.as_string();
@@ -56,7 +54,7 @@ StageCost parse_cost(const ConfigNode& node, const CpuSpec& cpu) {
     return calibrated_cost(node, cpu);
   if (node.has("calibrated")) {
     node.allow_only({"calibrated", "scale"});
-    return scaled(calibrated_cost(node.child("calibrated"), cpu), node.get_number("scale", 1.0, 0.0));
+    return calibrated_cost(node.child("calibrated"), cpu).scaled(node.get_number("scale", 1.0, 0.0));
   }
   return parse_stage_cost(node);
 }
@@ -100,7 +98,7 @@ StageSpec parse_stage(const ConfigNode& node, const CpuSpec& cpu) {
   s.kind = stage_kind(kind);
   // A stage applied with probability p (RandomHorizontalFlip) costs p x its cost on average; the
   // per-batch variance this hides is ignored.
-  s.cost = scaled(parse_cost(node.child("cost"), cpu), node.get_number("probability", 1.0, 0.0, 1.0));
+  s.cost = parse_cost(node.child("cost"), cpu).scaled(node.get_number("probability", 1.0, 0.0, 1.0));
   s.output = parse_output(node.child("output"));
   if (kind == StageKindName::convert && !s.output.dtype) // ToTensor: uint8 HWC -> float32 CHW, the same elements
     s.output.dtype = ElementType::fp32;
@@ -155,8 +153,12 @@ PipelineSpec parse_pipeline(const ConfigNode& node, const CpuSpec& cpu) {
     node.missing("service", "{node: <data-service node name>}");
   }
   if (ConfigNode stages = node.child("stages"); stages.defined())
-    for (const auto& s : stages.items())
+    for (const auto& s : stages.items()) {
       p.stages.push_back(parse_stage(s, cpu));
+      // A calibrated cost's page faults as the profile measured them at this loader's batch (cpu.hpp).
+      FreshPages& pages = p.stages.back().cost.fresh_pages;
+      pages = pages.for_batch(static_cast<double>(p.batch_size));
+    }
   if (ConfigNode b = node.child("batch"); b.defined()) {
     b.allow_only({"collate", "padding"});
     p.batching.collate = parse_cost(b.child("collate"), cpu);
