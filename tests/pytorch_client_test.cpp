@@ -307,6 +307,7 @@ TEST(PytorchClient, QuickEndToEndWhereTorchImports) {
   for (const auto& row : j["configs"]) {
     EXPECT_GT(row["measured"]["throughput"].get<double>(), 0.0);
     EXPECT_GT(row["predicted"]["throughput"].get<double>(), 0.0);
+    EXPECT_GE(row["measured"].value("faults_per_sample", -1.0), 0.0); // the loader's processes' page faults were counted
   }
   std::filesystem::remove(profile);
   std::filesystem::remove(json);

@@ -39,6 +39,7 @@ CpuSnapshot cpu_snapshot() {
   getrusage(RUSAGE_SELF, &ru);
   s.self_s = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
              1e-6 * static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+  s.minor_faults = static_cast<double>(ru.ru_minflt);
   s.wall_s = now_s();
   return s;
 }
@@ -135,6 +136,7 @@ Measured run_loader_job(const JobConfig& cfg, const JobInputs& in, const RunLeng
   const double wall = snap1.wall_s - snap0.wall_s;
   m.self_cpu_cores = wall > 0 ? (snap1.self_s - snap0.self_s) / wall : 0.0;
   m.other_cpu_cores = wall > 0 ? std::max(0.0, (snap1.busy_s - snap0.busy_s) - (snap1.self_s - snap0.self_s)) / wall : 0.0;
+  m.faults_per_sample = (snap1.minor_faults - snap0.minor_faults) / (static_cast<double>(len.measured) * cfg.batch_size);
   return m;
 }
 

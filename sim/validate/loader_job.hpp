@@ -24,6 +24,10 @@ struct Measured {
   double consumer_compute_s = 0.0;  // mean wall time of one consumer step (without the wait)
   double other_cpu_cores = 0.0;     // cores' worth of CPU used by other processes in the window
   double self_cpu_cores = 0.0;      // cores' worth of CPU this job used in the window
+  // Minor page faults of the job's processes in the window per sample loaded (-1: not measured): on a host
+  // whose faults are costly, what makes the same configuration run at another speed from one run to the
+  // next (cpu.hpp FreshPages).
+  double faults_per_sample = -1.0;
   double window_s = 0.0;
   int steps = 0;
 };
@@ -38,7 +42,7 @@ Measured run_loader_job(const JobConfig& cfg, const JobInputs& in, const RunLeng
 
 // Cores' worth of busy CPU time on the whole machine since the last call's snapshot.
 struct CpuSnapshot {
-  double busy_s = 0.0, self_s = 0.0, wall_s = 0.0;
+  double busy_s = 0.0, self_s = 0.0, wall_s = 0.0, minor_faults = 0.0;
 };
 CpuSnapshot cpu_snapshot();
 

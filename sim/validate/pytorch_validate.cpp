@@ -81,6 +81,7 @@ std::function<Measured(const JobConfig&, const JobInputs&, const RunLength&)> py
     m.other_cpu_cores = a.at("other_cpu_cores");
     m.self_cpu_cores = a.at("self_cpu_cores");
     m.window_s = a.at("window_s");
+    m.faults_per_sample = a.value("faults_per_sample", -1.0);
     m.steps = len.measured;
     return m;
   };

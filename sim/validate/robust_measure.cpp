@@ -67,7 +67,7 @@ RobustMeasured aggregate_runs(const std::vector<Measured>& runs, const std::vect
   r.stall_spread = half_range(st, false);
   for (double Measured::*f : {&Measured::throughput, &Measured::stall, &Measured::step_time_s, &Measured::step_p50_s,
                               &Measured::consumer_compute_s, &Measured::other_cpu_cores, &Measured::self_cpu_cores,
-                              &Measured::window_s})
+                              &Measured::faults_per_sample, &Measured::window_s})
     r.median.*f = median(figure(f));
   r.median.steps = runs.empty() ? 0 : runs.front().steps;
   return r;
@@ -91,9 +91,10 @@ std::vector<RobustMeasured> measure_interleaved(size_t count, const RobustOption
       after[i].push_back(a);
       const double d = drift(b, a);
       fmt::print(log, "  [{}/{}] {:<28} {:7.1f} samples/s, stall {:5.1f} %, step {:6.1f} ms, cpu: self {:.2f}, "
-                      "others {:.2f} cores, speed drift {:+.1f} %{}\n",
+                      "others {:.2f} cores,{} speed drift {:+.1f} %{}\n",
                  r + 1, repeats, label(i), m.throughput, 100 * m.stall, 1e3 * m.step_time_s, m.self_cpu_cores,
-                 m.other_cpu_cores, 100 * d,
+                 m.other_cpu_cores,
+                 m.faults_per_sample >= 0 ? fmt::format(" {:.0f} page faults/sample,", m.faults_per_sample) : "", 100 * d,
                  std::fabs(d) > opt.drift_threshold ? fmt::format(" (rejected: over {:.0f} %)", 100 * opt.drift_threshold)
                                                     : "");
       log.flush();

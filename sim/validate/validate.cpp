@@ -198,6 +198,8 @@ nlohmann::json report_to_json(const ValidationReport& r) {
                      {"other_cpu_cores", row.measured.other_cpu_cores},
                      {"self_cpu_cores", row.measured.self_cpu_cores},
                      {"steps", row.measured.steps}};
+    if (row.measured.faults_per_sample >= 0)
+      c["measured"]["faults_per_sample"] = row.measured.faults_per_sample;
     c["measured"]["throughput_spread"] = row.robust.throughput_spread;
     c["measured"]["stall_spread"] = row.robust.stall_spread;
     c["measured"]["step_time_spread"] = row.robust.step_spread;

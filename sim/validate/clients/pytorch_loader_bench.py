@@ -130,6 +130,15 @@ def machine_busy_s(cpus):
     return total / os.sysconf("SC_CLK_TCK")
 
 
+def minor_faults(pid):
+    """Minor page faults of a process so far (/proc/<pid>/stat, field 10)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[7])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
 def worker_pids(it):
     return [w.pid for w in getattr(it, "_workers", [])]
 
@@ -440,6 +449,7 @@ def op_run(req):
                 pids = [os.getpid()] + worker_pids(it)
                 cpus = os.sched_getaffinity(0)
                 cpu0, busy0, start = sum(task_cpu_s(p) for p in pids), machine_busy_s(cpus), time.perf_counter()
+                faults0 = sum(minor_faults(p) for p in pids)
             t0 = time.perf_counter()
             batch = next(it)
             t1 = time.perf_counter()
@@ -451,6 +461,7 @@ def op_run(req):
                 steps.append(t2 - t1)
                 ends.append(t2)
         cpu1, busy1 = sum(task_cpu_s(p) for p in pids), machine_busy_s(cpus)
+        faults1 = sum(minor_faults(p) for p in pids)
         del it, dl
     finally:
         os.sched_setaffinity(0, old)
@@ -461,6 +472,7 @@ def op_run(req):
             "step_time_s": sum(intervals) / len(intervals), "step_p50_s": intervals[len(intervals) // 2],
             "device_step_s": sum(steps) / len(steps), "window_s": window,
             "self_cpu_cores": (cpu1 - cpu0) / window,
+            "faults_per_sample": (faults1 - faults0) / (measured * b),
             "other_cpu_cores": max(0.0, (busy1 - busy0) - (cpu1 - cpu0)) / window}
 
 
