@@ -18,7 +18,8 @@ stdin, one answer per line on stdout (stderr is for humans). Requests ("op"):
                 startup     time from iter() to each worker's first batch (persistent_workers=False)
                 shared_core samples per CPU-second of 1, 2 and 3 processes running the chain on one core
   run         one validation configuration: the DataLoader (workers, batch, the transforms) feeding an emulated
-              accelerator (time.sleep of a fixed step) on the allowed cores; throughput, stall, step, CPU used
+              accelerator (time.sleep of a fixed step) on the allowed cores; throughput, stall, step, CPU used,
+              minor page faults of the training process and its workers per sample
   quit
 Nothing here fits or judges: it measures and reports.
 """
