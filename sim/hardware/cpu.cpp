@@ -22,22 +22,25 @@ double interpolate(const std::vector<double>& xs, const std::vector<double>& ys,
 double FreshPages::at(double px, double batch) const {
   if (pixels.empty() || pages.empty())
     return 0.0;
-  if (batches.size() <= 1 || pages.size() == 1)
-    return interpolate(pixels, pages.front(), px, true);
-  std::vector<double> log_batches, by_batch;
-  for (size_t r = 0; r < batches.size() && r < pages.size(); ++r) {
-    log_batches.push_back(std::log2(batches[r]));
-    by_batch.push_back(interpolate(pixels, pages[r], px, true));
-  }
-  return interpolate(log_batches, by_batch, std::log2(std::max(batch, 1.0)), false);
+  if (pages.size() > 1)
+    return for_batch(batch).at(px, batch);
+  return interpolate(pixels, pages.front(), px, true);
 }
 
 FreshPages FreshPages::for_batch(double batch) const {
-  if (batches.size() <= 1)
-    return {pixels, {}, pages.empty() ? std::vector<std::vector<double>>{} : std::vector<std::vector<double>>{pages.front()}};
+  if (pages.size() <= 1)
+    return {pixels, {}, pages};
+  std::vector<double> log_batches;
+  for (double b : batches)
+    log_batches.push_back(std::log2(b));
+  const double x = std::log2(std::max(batch, 1.0));
   FreshPages one{pixels, {}, {std::vector<double>(pixels.size())}};
-  for (size_t i = 0; i < pixels.size(); ++i)
-    one.pages[0][i] = at(pixels[i], batch);
+  std::vector<double> column(pages.size());
+  for (size_t i = 0; i < pixels.size(); ++i) { // interpolating each size's count in batch, then in pixels
+    for (size_t r = 0; r < pages.size(); ++r)
+      column[r] = pages[r][i];
+    one.pages[0][i] = interpolate(log_batches, column, x, false);
+  }
   return one;
 }
 

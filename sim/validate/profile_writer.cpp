@@ -57,6 +57,14 @@ std::string flops(double f) {
 }
 double round4(double v) { return v == 0.0 ? 0.0 : std::stod(num(v, "").c_str()); }
 
+// [v1, v2, ...] on one line, each to 4 significant digits.
+void number_list(YAML::Emitter& y, const std::vector<double>& values) {
+  y << YAML::Flow << YAML::BeginSeq;
+  for (double v : values)
+    y << round4(v);
+  y << YAML::EndSeq;
+}
+
 void stage_cost(YAML::Emitter& y, const std::string& name, const StageCost& c) {
   // Only the keys the cpu schema accepts (sim/core/run/load/hardware_load.cpp parse_stage_cost).
   y << YAML::Key << name << YAML::Value << YAML::Flow << YAML::BeginMap;
@@ -65,25 +73,19 @@ void stage_cost(YAML::Emitter& y, const std::string& name, const StageCost& c) {
   y << YAML::Key << "per_pixel" << YAML::Value << seconds(c.per_pixel_s);
   if (!c.fresh_pages.empty()) {
     const FreshPages& t = c.fresh_pages;
-    auto list = [&](const std::vector<double>& values) {
-      y << YAML::Flow << YAML::BeginSeq;
-      for (double v : values)
-        y << round4(v);
-      y << YAML::EndSeq;
-    };
     y << YAML::Key << "fresh_pages" << YAML::Value << YAML::Flow << YAML::BeginMap;
     y << YAML::Key << "pixels" << YAML::Value;
-    list(t.pixels);
+    number_list(y, t.pixels);
     if (!t.batches.empty()) {
       y << YAML::Key << "batches" << YAML::Value;
-      list(t.batches);
+      number_list(y, t.batches);
       y << YAML::Key << "pages" << YAML::Value << YAML::Flow << YAML::BeginSeq;
       for (const auto& row : t.pages)
-        list(row);
+        number_list(y, row);
       y << YAML::EndSeq;
     } else {
       y << YAML::Key << "pages" << YAML::Value;
-      list(t.pages.front());
+      number_list(y, t.pages.front());
     }
     y << YAML::EndMap;
   }
@@ -175,10 +177,8 @@ static void host_sections(YAML::Emitter& y, const Profile& p) {
     y << YAML::Key << "busy_wake_delay" << YAML::Value << seconds(p.cpu.busy_wake_delay_s);
   // What a core gets done when it switches among 2, 3 loader processes (cpu.hpp).
   if (!p.cpu.shared_core_efficiency.empty()) {
-    y << YAML::Key << "shared_core_efficiency" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-    for (double e : p.cpu.shared_core_efficiency)
-      y << round4(e);
-    y << YAML::EndSeq;
+    y << YAML::Key << "shared_core_efficiency" << YAML::Value;
+    number_list(y, p.cpu.shared_core_efficiency);
   }
   // One minor page fault: the price of the stages' fresh_pages (cpu.hpp).
   if (p.cpu.page_fault_s > 0)
