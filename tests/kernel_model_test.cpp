@@ -104,6 +104,47 @@ TEST(KernelModel, MemoryBoundOpSaysSo) {
   EXPECT_NEAR(c.duration.value(), 5e-6 + 0.5e-6 + 8e8 / (0.9 * 2039e9), 1e-9);
 }
 
+// cuDNN's NCHW batch norm reduces one channel per CTA: C / (ceil(C / SMs) SMs) of the SMs work.
+TEST(KernelModel, NchwBatchNormWithFewChannelsLeavesSmsIdle) {
+  EXPECT_DOUBLE_EQ(channel_occupancy(132, 64), 64.0 / 132);
+  EXPECT_DOUBLE_EQ(channel_occupancy(132, 132), 1.0);
+  EXPECT_DOUBLE_EQ(channel_occupancy(132, 256), 256.0 / 264);
+  EXPECT_DOUBLE_EQ(channel_occupancy(0, 64), 1.0); // no SM count: no tile model
+  KernelParams p;
+  p.sm_count = 132;
+  p.norm_fraction = {{"nchw", 0.6}, {"nhwc", 0.7}};
+  p.norm_latency = {{"nchw", Seconds(3e-6)}};
+  p.memory_latency = Seconds(1e-6);
+  const BytesPerSec hbm(4.8e12);
+  EXPECT_NEAR(batch_norm_time(p, Bytes(1e9), hbm, true, 64)->value(), 3e-6 + 1e9 / (4.8e12 * 0.6 * 64 / 132), 1e-12);
+  // NHWC kernels tile batch x positions: no occupancy term; no fitted latency: the memory latency.
+  EXPECT_NEAR(batch_norm_time(p, Bytes(1e9), hbm, false, 64)->value(), 1e-6 + 1e9 / (4.8e12 * 0.7), 1e-12);
+  p.norm_fraction.erase("nchw");
+  EXPECT_FALSE(batch_norm_time(p, Bytes(1e9), hbm, true, 64).has_value()); // unmeasured: a plain memory kernel
+}
+
+// Through the step graph: a batch norm over 64 channels in NCHW on the H200 preset (its measured figures).
+TEST(KernelModel, BatchNormOpTakesTheMeasuredLayoutsRate) {
+  AcceleratorSpec h200 = accelerator_preset("h200-sxm");
+  Op bn;
+  bn.kind = OpKind::reduction;
+  bn.channel_statistics = bn.statistics_pass = true;
+  bn.dims["channels"] = 64;
+  bn.in_elements = 2 * 256.0 * 64 * 112 * 112;
+  bn.out_elements = 256.0 * 64 * 112 * 112;
+  bn.flops = Flops(5 * bn.out_elements);
+  bn.nchw_activations = true;
+  OpCost nchw = cost_device_op(bn, h200);
+  const double bytes = 3 * 256.0 * 64 * 112 * 112 * 4;
+  EXPECT_NEAR(nchw.duration.value(), 5e-6 + 3.36e-6 + bytes / (4.8e12 * 0.611 * 64 / 132), 1e-9);
+  EXPECT_NE(nchw.why.find("one per CTA"), std::string::npos) << nchw.why;
+  bn.nchw_activations = false;
+  OpCost nhwc = cost_device_op(bn, h200);
+  EXPECT_NEAR(nhwc.duration.value(), 5e-6 + 4.72e-6 + bytes / (4.8e12 * 0.718), 1e-9);
+  bn.fusion = "loop fusion"; // fused into another kernel: no longer cuDNN's batch norm
+  EXPECT_NEAR(cost_device_op(bn, h200).duration.value(), 5e-6 + 0.5e-6 + bytes / (4.8e12 * 0.896), 1e-9);
+}
+
 TEST(KernelModel, BadKernelsSectionIsAnInputError) {
   auto doc = ConfigNode::load_string("acc: {vector_peak: {fp32: 1 TFLOP/s}, memory_bandwidth: 1 GB/s, "
                                      "memory_size: 1 GB, kernels: {sm_count: 80, matrix_tiles: [[128]]}}\n",
@@ -117,4 +158,8 @@ TEST(KernelModel, BadKernelsSectionIsAnInputError) {
                                       "memory_size: 1 GB, kernels: {sm_count: 80}}\n",
                                       "t.yaml");
   EXPECT_THROW(parse_accelerator(bare.child("acc")), InputError);
+  auto norm = ConfigNode::load_string("acc: {vector_peak: {fp32: 1 TFLOP/s}, memory_bandwidth: 1 GB/s, "
+                                      "memory_size: 1 GB, kernels: {norm_fraction: {nhcw: 0.5}}}\n",
+                                      "t.yaml");
+  EXPECT_THROW(parse_accelerator(norm.child("acc")), InputError);
 }

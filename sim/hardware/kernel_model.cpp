@@ -112,4 +112,22 @@ Seconds memory_time(const KernelParams& p, Bytes bytes, BytesPerSec bandwidth) {
   return p.memory_latency + bytes / (bandwidth * p.memory_fraction);
 }
 
+double channel_occupancy(int sm_count, double channels) {
+  if (sm_count <= 0 || channels <= 0)
+    return 1.0;
+  return channels / (std::ceil(channels / sm_count) * sm_count);
+}
+
+std::optional<Seconds> batch_norm_time(const KernelParams& p, Bytes bytes, BytesPerSec bandwidth, bool nchw,
+                                       double channels) {
+  const std::string layout = nchw ? "nchw" : "nhwc";
+  auto f = p.norm_fraction.find(layout);
+  if (f == p.norm_fraction.end() || bandwidth.value() <= 0)
+    return std::nullopt;
+  auto l = p.norm_latency.find(layout);
+  const Seconds latency = l == p.norm_latency.end() ? p.memory_latency : l->second;
+  const double occupancy = nchw ? channel_occupancy(p.sm_count, channels) : 1.0;
+  return latency + bytes / (bandwidth * (f->second * occupancy));
+}
+
 } // namespace mlsim

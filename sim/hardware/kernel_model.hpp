@@ -21,6 +21,16 @@
 // large, square, full-wave GEMM reaches (published kernel benchmarks).
 // Memory-bound kernels: t = memory_latency + bytes / (fraction_mem * HBM peak),
 // so a small kernel sees less than the asymptotic bandwidth.
+// cuDNN batch normalisation (training), where a profile fitted it per layout:
+//   t = norm_latency[layout] + bytes / (norm_fraction[layout] * HBM * occupancy)
+//   NHWC (persistent kernels tile batch x positions): occupancy = 1;
+//   NCHW (one CTA reduces one channel): occupancy = C / (ceil(C / SMs) * SMs),
+//   so a 64-channel layer on 132 SMs moves its bytes at 48 % of the rate.
+//   `bytes` are the step graph's (3 passes forward, 5 backward), so the fitted
+//   fraction also absorbs what the kernels keep on chip.
+// cuDNN convolutions run at conv_efficiency[dtype] of this model's time for
+// the same implicit GEMM (or Winograd): fitted to the algorithms cudnnFind*
+// picks (cudnn.benchmark), 1 where not measured.
 // Winograd convolution F(m x m, 3x3) (Lavin & Gray, "Fast Algorithms for
 // Convolutional Neural Networks", CVPR 2016), which cuDNN offers for 3x3
 // stride-1 convolutions (CUDNN_CONVOLUTION_{FWD,BWD_DATA}_ALGO_WINOGRAD and
@@ -44,6 +54,7 @@
 #include "sim/core/base/units.hpp"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -62,6 +73,9 @@ struct KernelParams {
   std::map<DType, double> vector_fraction;          // of the vector peak (SGEMM, CUDA-core kernels)
   double memory_fraction = 1.0;                     // of HBM bandwidth, large streaming kernel
   Seconds memory_latency{0.0};                      // first-byte latency of a memory-bound kernel
+  std::map<std::string, double> norm_fraction;      // "nhwc" / "nchw": cuDNN batch norm's fraction of HBM
+  std::map<std::string, Seconds> norm_latency;      // ... and its latency; absent: a plain memory-bound kernel
+  std::map<DType, double> conv_efficiency;          // cuDNN's autotuned convolutions / this model's time
   std::string source;                               // where the figures come from
 
   bool has_tiles() const { return sm_count > 0; }
@@ -105,5 +119,13 @@ WinogradTiming winograd_conv_time(const KernelParams& p, const WinogradConv& c, 
 
 // A memory-bound kernel moving `bytes` over HBM of peak `bandwidth`.
 Seconds memory_time(const KernelParams& p, Bytes bytes, BytesPerSec bandwidth);
+
+// Of the SMs, the share a per-channel kernel keeps busy: C / (ceil(C / SMs) * SMs); 1 without an SM count.
+double channel_occupancy(int sm_count, double channels);
+
+// A cuDNN batch normalisation over `channels` channels moving `bytes`; nullopt where `p` has no fitted
+// fraction for the layout (the caller then times it as any memory-bound kernel).
+std::optional<Seconds> batch_norm_time(const KernelParams& p, Bytes bytes, BytesPerSec bandwidth, bool nchw,
+                                       double channels);
 
 } // namespace mlsim

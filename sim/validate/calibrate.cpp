@@ -94,13 +94,14 @@ void add_gpu(Profile& p, const GpuBenchResult& r, std::ostream& log) {
              p.pcie->d2h_bandwidth_Bps / 1e9);
   if (!r.conv_note.empty())
     fmt::print(log, "    convolutions: {}\n", r.conv_note);
+  if (!r.norm_note.empty())
+    fmt::print(log, "    batch norms: {}\n", r.norm_note);
   if (const auto& k = p.accelerator->kernels) {
     fmt::print(log, "    kernel model vs the {} datasheet: launch floor {:.2f} us, reuse saturation {:.0f} (matrix) / "
-                    "{:.0f} (vector), HBM {:.1f} % + {:.2f} us, {} GEMMs R^2 {:.4f} (max residual {:.1f} %){}\n",
+                    "{:.0f} (vector), HBM {:.1f} % + {:.2f} us, {} GEMMs R^2 {:.4f} (max residual {:.1f} %)\n",
                k->datasheet, k->launch_floor_s * 1e6, k->params.saturating_reuse, k->params.vector_saturating_reuse,
                100 * k->params.memory_fraction, k->params.memory_latency.value() * 1e6, k->gemm_points, k->gemm_r2,
-               100 * k->gemm_max_rel_residual,
-               k->conv_efficiency > 0 ? fmt::format(", conv efficiency {:.3f}", k->conv_efficiency) : "");
+               100 * k->gemm_max_rel_residual);
     fmt::print(log, "{}", efficiency_table(*k));
   } else {
     fmt::print(log, "    kernel model: not fitted ({})\n", p.accelerator->kernels_note);

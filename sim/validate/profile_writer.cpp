@@ -293,9 +293,6 @@ static void accelerator_with_kernels(YAML::Emitter& y, const AcceleratorProfile&
   y << YAML::Key << "memory_bandwidth" << YAML::Value << rate(ds.memory_bandwidth.value());
   y << YAML::Key << "memory_size" << YAML::Value << bytes(a.memory_size_bytes);
   y << YAML::Key << "launch_overhead" << YAML::Value << seconds(k.launch_floor_s);
-  if (k.conv_efficiency > 0)
-    y << YAML::Key << "efficiency" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "conv"
-      << YAML::Value << round4(k.conv_efficiency) << YAML::EndMap;
   const KernelParams& p = k.params;
   y << YAML::Key << "kernels" << YAML::Value << YAML::BeginMap;
   y << YAML::Key << "source" << YAML::Value << p.source;
@@ -308,6 +305,17 @@ static void accelerator_with_kernels(YAML::Emitter& y, const AcceleratorProfile&
   fractions("vector_fraction", p.vector_fraction);
   y << YAML::Key << "memory_fraction" << YAML::Value << round4(p.memory_fraction);
   y << YAML::Key << "memory_latency" << YAML::Value << seconds(p.memory_latency.value());
+  if (!p.norm_fraction.empty()) {
+    y << YAML::Key << "norm_fraction" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    for (const auto& [layout, v] : p.norm_fraction)
+      y << YAML::Key << layout << YAML::Value << round4(v);
+    y << YAML::EndMap << YAML::Key << "norm_latency" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    for (const auto& [layout, v] : p.norm_latency)
+      y << YAML::Key << layout << YAML::Value << seconds(v.value());
+    y << YAML::EndMap;
+  }
+  if (!p.conv_efficiency.empty())
+    fractions("conv_efficiency", p.conv_efficiency);
   y << YAML::EndMap;
   y << YAML::EndMap;
 }
@@ -409,6 +417,16 @@ std::string profile_to_yaml(const Profile& p) {
         y << YAML::Key << "achieved" << YAML::Value << flops(r.achieved_flops);
         y << YAML::Key << "datasheet" << YAML::Value << flops(r.datasheet_flops);
         y << YAML::Key << "model" << YAML::Value << flops(r.predicted_flops);
+        y << YAML::EndMap;
+      }
+      for (const auto& r : k->norm_table) {
+        y << YAML::Flow << YAML::BeginMap;
+        y << YAML::Key << "op" << YAML::Value << "batch norm " + r.layout << YAML::Key << "dtype" << YAML::Value
+          << r.dtype;
+        y << YAML::Key << "points" << YAML::Value << r.points;
+        y << YAML::Key << "achieved" << YAML::Value << rate(r.achieved_Bps);
+        y << YAML::Key << "datasheet" << YAML::Value << rate(r.datasheet_Bps);
+        y << YAML::Key << "max_residual" << YAML::Value << round4(r.max_rel_residual);
         y << YAML::EndMap;
       }
       y << YAML::EndSeq << YAML::EndMap;

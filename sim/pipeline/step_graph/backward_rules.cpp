@@ -40,6 +40,8 @@ Op backward_of(const Op& fwd, const std::string& suffix) {
   return b;
 }
 
+} // namespace
+
 Op input_gradient(const Op& fwd) {
   Op b = backward_of(fwd, "dgrad");
   b.in_elements = fwd.out_elements;
@@ -65,6 +67,8 @@ Op weight_gradient(const Op& fwd) {
   b.weight_gradient = true;
   return b;
 }
+
+namespace {
 
 Op generic_gradient(const Op& fwd) {
   Op b = backward_of(fwd, fwd.kind == OpKind::cast ? "cast_back" : "grad");
@@ -93,7 +97,7 @@ Op gradient_sum(const Op& fwd, size_t gradients) {
   b.param_elements = 0.0;
   b.flops = Flops(fwd.out_elements * static_cast<double>(gradients - 1));
   b.dims.clear();
-  b.statistics_pass = b.gradient_passes_through = false;
+  b.statistics_pass = b.gradient_passes_through = b.channel_statistics = false;
   return b;
 }
 } // namespace

@@ -130,6 +130,10 @@ LayerOutput normalization(const LayerSpec& l, const Shape& in, long batch, Preci
   op.flops = Flops(5.0 * elements(in) * static_cast<double>(batch));
   op.owned_parameters = params;
   op.param_elements = params;
+  if (l.type == "batch_norm") { // cuDNN's kernels: how they parallelise depends on the channel count
+    op.channel_statistics = true;
+    op.dims["channels"] = in.back();
+  }
   out.ops.push_back(op);
   return out;
 }

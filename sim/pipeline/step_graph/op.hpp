@@ -59,7 +59,9 @@ struct Op {
   DType out_dtype = DType::fp32;     // dtype of the activations it writes
   DType param_dtype = DType::fp32;   // dtype of the weights it reads or the gradients it writes
   bool forced_vector_path = false;   // the software stack keeps it off the matrix path
-  bool nchw_activations = false;     // a conv whose activations are NCHW: tensor-core kernels transpose them
+  bool nchw_activations = false;     // a conv or batch norm whose activations are NCHW: tensor-core convs transpose
+                                     // them, batch norms take cuDNN's per-channel kernels
+  bool channel_statistics = false;   // a batch norm: statistics per channel over batch and positions
   bool weight_gradient = false;      // a matmul/conv computing its weights' gradient (wgrad)
   bool statistics_pass = false;      // a normalisation: reads its input once for statistics, once to normalise
   bool gradient_passes_through = false; // an add: autograd hands its output's gradient to its inputs, no kernel

@@ -106,10 +106,24 @@ OpCost cost_device_op(const Op& op, const AcceleratorSpec& acc) {
                         acc.matrix_unit_size, 100 * c.matrix_unit_utilization);
   }
   Seconds memory = memory_time(kp, c.bytes, acc.memory_bandwidth);
+  // A batch norm as cuDNN runs it, where the profile measured its kernels (a fused one is the fusion's kernel).
+  std::optional<Seconds> norm;
+  if (op.channel_statistics && op.fusion.empty())
+    norm = batch_norm_time(kp, c.bytes, acc.memory_bandwidth, op.nchw_activations, dim(op, "channels"));
+  if (norm)
+    memory = *norm;
   Seconds body = max(compute, memory);
-  if (memory > compute)
+  if (memory > compute && norm) {
+    const char* layout = op.nchw_activations ? "nchw" : "nhwc";
+    const double occupancy = op.nchw_activations ? channel_occupancy(kp.sm_count, dim(op, "channels")) : 1.0;
+    c.why = fmt::format("memory-bound cuDNN batch norm ({}): {} at {:.0f} % of HBM bandwidth", layout,
+                        format_bytes(c.bytes), 100 * kp.norm_fraction.at(layout) * occupancy);
+    if (occupancy < 1.0)
+      c.why += fmt::format(", {:.0f} channels (one per CTA) on {} SMs", dim(op, "channels"), kp.sm_count);
+  } else if (memory > compute) {
     c.why = fmt::format("memory-bound: {} at {:.0f} % of HBM bandwidth", format_bytes(c.bytes),
                         100 * kp.memory_fraction);
+  }
   if (auto w = winograd(op, acc, c.matrix_path, c.peak, fraction, c.bytes); w && w->total < body) {
     body = w->total;
     const double cut = 9.0 * w->tile * w->tile / ((w->tile + 2.0) * (w->tile + 2.0)); // multiplies saved
@@ -117,6 +131,11 @@ OpCost cost_device_op(const Op& op, const AcceleratorSpec& acc) {
                         w->fused ? " fused" : " in 3 kernels", cut) +
             gemm_why(w->gemm, kp.sm_count);
   }
+  if (op.kind == OpKind::conv && acc.matrix_unit_size == 0)
+    if (auto e = kp.conv_efficiency.find(op.compute_dtype); e != kp.conv_efficiency.end()) {
+      body = body / e->second;
+      c.why += fmt::format("; cuDNN at {:.0f} % of this (measured)", 100 * e->second);
+    }
   c.duration = acc.launch_overhead + body / acc.efficiency_for(to_string(op.kind));
   if (c.matrix_path && op.nchw_activations && acc.matrix_unit_size == 0) {
     // cuDNN's tensor-core convolutions compute in NHWC: each activation it reads or writes in NCHW is

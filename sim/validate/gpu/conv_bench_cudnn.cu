@@ -36,14 +36,18 @@ struct Dtype {
   const char* name;
   cudnnDataType_t data;
   cudnnMathType_t math;
+  cudnnTensorFormat_t format;
+  const char* layout;
 };
-// fp32 on CUDA cores only (FMA math), tf32 on tensor cores (default math allows it on Ampere and later),
-// fp16 on tensor cores; accumulation in fp32 throughout.
-const Dtype kDtypes[] = {{"fp32", CUDNN_DATA_FLOAT, CUDNN_FMA_MATH},
-                         {"tf32", CUDNN_DATA_FLOAT, CUDNN_DEFAULT_MATH},
-                         {"fp16", CUDNN_DATA_HALF, CUDNN_TENSOR_OP_MATH}};
+// As PyTorch runs them: fp32 on CUDA cores only (FMA math) in NCHW, its default layout; tf32 on tensor cores
+// (default math allows it on Ampere and later) and fp16 on tensor cores in NHWC, the layout their kernels compute
+// in (an NCHW model pays cuDNN's transposes on top: op_cost.cpp); accumulation in fp32 throughout.
+const Dtype kDtypes[] = {{"fp32", CUDNN_DATA_FLOAT, CUDNN_FMA_MATH, CUDNN_TENSOR_NCHW, "nchw"},
+                         {"tf32", CUDNN_DATA_FLOAT, CUDNN_DEFAULT_MATH, CUDNN_TENSOR_NHWC, "nhwc"},
+                         {"fp16", CUDNN_DATA_HALF, CUDNN_TENSOR_OP_MATH, CUDNN_TENSOR_NHWC, "nhwc"}};
 
-// The first algorithm the heuristics rank that succeeds within the workspace.
+// The first algorithm in `perf` (the heuristics' ranking, or cudnnFind*'s by measured time) that succeeds within
+// the workspace.
 template <typename Perf> int pick(const Perf* perf, int count, size_t workspace, size_t& need) {
   for (int i = 0; i < count; ++i)
     if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= workspace) {
@@ -51,6 +55,27 @@ template <typename Perf> int pick(const Perf* perf, int count, size_t workspace,
       return static_cast<int>(perf[i].algo);
     }
   throw std::runtime_error("no cuDNN algorithm fits the workspace");
+}
+
+// The largest activation of the shapes per sample (the stem's output, and stage 1's 256 x 56 x 56), in elements.
+constexpr size_t kLargestActivation = size_t(64) * 112 * 112;
+
+// Medians and spreads of `reps` event-timed runs of `iters` calls.
+template <typename F> void time_into(double& seconds, double& spread, int reps, int iters, F&& call) {
+  call(); // warm-up: kernel selection and module loading
+  CK(cudaDeviceSynchronize());
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i)
+    t.push_back(event_time(iters, call));
+  std::sort(t.begin(), t.end());
+  seconds = t[t.size() / 2];
+  spread = t.size() > 1 ? (t[(3 * t.size()) / 4] - t[t.size() / 4]) / (2 * seconds) : 0.0;
+}
+
+size_t workspace_budget() {
+  size_t free_b = 0, total_b = 0;
+  CK(cudaMemGetInfo(&free_b, &total_b));
+  return std::min(size_t(2) << 30, free_b / 8); // frameworks give cuDNN what is free; keep room for the tensors
 }
 
 } // namespace
@@ -62,13 +87,13 @@ std::vector<ConvPoint> run_conv_bench(int reps, bool quick, std::string& note) {
     note = "cuDNN could not start (cudnnCreate failed): convolutions not measured";
     return out;
   }
-  const int batch = quick ? 32 : 64;
-  const size_t max_elems = size_t(batch) * 64 * 112 * 112 * 4; // the largest tensor (stem output) with room
-  const size_t workspace_bytes = size_t(512) << 20;
+  const std::vector<int> batches = quick ? std::vector<int>{32} : std::vector<int>{64, 256};
+  const size_t max_elems = size_t(batches.back()) * kLargestActivation;
   void *x, *w, *y, *ws;
   CK(cudaMalloc(&x, max_elems * 4));
   CK(cudaMalloc(&w, size_t(1024) * 1024 * 9 * 4));
   CK(cudaMalloc(&y, max_elems * 4));
+  const size_t workspace_bytes = workspace_budget();
   CK(cudaMalloc(&ws, workspace_bytes));
   cudnnTensorDescriptor_t xd, yd;
   cudnnFilterDescriptor_t wd;
@@ -83,63 +108,80 @@ std::vector<ConvPoint> run_conv_bench(int reps, bool quick, std::string& note) {
     fill_random(x, max_elems, type);
     fill_random(y, max_elems, type);
     fill_random(w, size_t(1024) * 1024 * 9, type);
-    for (const Shape& s : kShapes) {
-      ConvPoint base{"", d.name, batch, s.c, s.hw, s.hw, s.k, s.rs, s.rs, s.stride, s.pad, 0.0, 0.0};
-      CK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NHWC, d.data, batch, s.c, s.hw, s.hw));
-      CK(cudnnSetFilter4dDescriptor(wd, d.data, CUDNN_TENSOR_NHWC, s.k, s.c, s.rs, s.rs));
-      CK(cudnnSetConvolution2dDescriptor(cd, s.pad, s.pad, s.stride, s.stride, 1, 1, CUDNN_CROSS_CORRELATION,
-                                         CUDNN_DATA_FLOAT));
-      CK(cudnnSetConvolutionMathType(cd, d.math));
-      CK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NHWC, d.data, batch, s.k, base.out_h(), base.out_w()));
-      const int iters = static_cast<int>(std::clamp(2e10 / base.flops(), 1.0, 200.0));
-      auto measure = [&](const char* op, auto&& call) {
-        call(); // warm-up: kernel selection and module loading
-        CK(cudaDeviceSynchronize());
-        std::vector<double> t;
-        for (int i = 0; i < reps; ++i)
-          t.push_back(event_time(iters, call));
-        std::sort(t.begin(), t.end());
-        ConvPoint p = base;
-        p.op = op;
-        p.seconds = t[t.size() / 2];
-        p.spread = t.size() > 1 ? (t[(3 * t.size()) / 4] - t[t.size() / 4]) / (2 * p.seconds) : 0.0;
-        out.push_back(p);
-      };
-      // A direction cuDNN cannot run for this shape and dtype is skipped, and said so; the others still run.
-      auto attempt = [&](const char* op, auto&& run) {
-        try {
-          run();
-        } catch (const std::runtime_error& e) {
-          note += std::string(note.empty() ? "skipped: " : "; ") + op + " " + d.name + " C" + std::to_string(s.c) +
-                  " " + std::to_string(s.hw) + "px K" + std::to_string(s.k) + " " + std::to_string(s.rs) + "x" +
-                  std::to_string(s.rs) + " (" + e.what() + ")";
-        }
-      };
-      int count = 0;
-      size_t need = 0;
-      attempt("fwd", [&] {
-        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-        CK(cudnnGetConvolutionForwardAlgorithm_v7(h, xd, wd, cd, yd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf));
-        auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(pick(perf, count, workspace_bytes, need));
-        measure("fwd", [&] { CK(cudnnConvolutionForward(h, &alpha, xd, x, wd, w, cd, algo, ws, need, &beta, yd, y)); });
-      });
-      attempt("bwd_data", [&] {
-        cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-        CK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, wd, yd, cd, xd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
-                                                       &count, perf));
-        auto algo = static_cast<cudnnConvolutionBwdDataAlgo_t>(pick(perf, count, workspace_bytes, need));
-        measure("bwd_data",
-                [&] { CK(cudnnConvolutionBackwardData(h, &alpha, wd, w, yd, y, cd, algo, ws, need, &beta, xd, x)); });
-      });
-      attempt("bwd_filter", [&] {
-        cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-        CK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, xd, yd, cd, wd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+    for (int batch : batches)
+      for (const Shape& s : kShapes) {
+        ConvPoint base{"", d.name, batch, s.c, s.hw, s.hw, s.k, s.rs, s.rs, s.stride, s.pad, 0.0, 0.0, d.layout, false};
+        CK(cudnnSetTensor4dDescriptor(xd, d.format, d.data, batch, s.c, s.hw, s.hw));
+        CK(cudnnSetFilter4dDescriptor(wd, d.data, d.format, s.k, s.c, s.rs, s.rs));
+        CK(cudnnSetConvolution2dDescriptor(cd, s.pad, s.pad, s.stride, s.stride, 1, 1, CUDNN_CROSS_CORRELATION,
+                                           CUDNN_DATA_FLOAT));
+        CK(cudnnSetConvolutionMathType(cd, d.math));
+        CK(cudnnSetTensor4dDescriptor(yd, d.format, d.data, batch, s.k, base.out_h(), base.out_w()));
+        const int iters = static_cast<int>(std::clamp(2e10 / base.flops(), 1.0, 200.0));
+        auto measure = [&](const char* op, bool autotuned, auto&& call) {
+          ConvPoint p = base;
+          p.op = op;
+          p.autotuned = autotuned;
+          time_into(p.seconds, p.spread, reps, iters, call);
+          out.push_back(p);
+        };
+        // A direction cuDNN cannot run for this shape and dtype is skipped, and said so; the others still run.
+        auto attempt = [&](const char* op, auto&& run) {
+          try {
+            run();
+          } catch (const std::runtime_error& e) {
+            note += std::string(note.empty() ? "skipped: " : "; ") + op + " " + d.name + " N" +
+                    std::to_string(batch) + " C" + std::to_string(s.c) + " " + std::to_string(s.hw) + "px K" +
+                    std::to_string(s.k) + " " + std::to_string(s.rs) + "x" + std::to_string(s.rs) + " (" + e.what() +
+                    ")";
+          }
+        };
+        int count = 0;
+        size_t need = 0;
+        attempt("fwd", [&] {
+          cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+          CK(cudnnGetConvolutionForwardAlgorithm_v7(h, xd, wd, cd, yd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count,
+                                                    perf));
+          auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(pick(perf, count, workspace_bytes, need));
+          measure("fwd", false,
+                  [&] { CK(cudnnConvolutionForward(h, &alpha, xd, x, wd, w, cd, algo, ws, need, &beta, yd, y)); });
+          CK(cudnnFindConvolutionForwardAlgorithmEx(h, xd, x, wd, w, cd, yd, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                    &count, perf, ws, workspace_bytes));
+          algo = static_cast<cudnnConvolutionFwdAlgo_t>(pick(perf, count, workspace_bytes, need));
+          measure("fwd", true,
+                  [&] { CK(cudnnConvolutionForward(h, &alpha, xd, x, wd, w, cd, algo, ws, need, &beta, yd, y)); });
+        });
+        attempt("bwd_data", [&] {
+          cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+          CK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, wd, yd, cd, xd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
                                                          &count, perf));
-        auto algo = static_cast<cudnnConvolutionBwdFilterAlgo_t>(pick(perf, count, workspace_bytes, need));
-        measure("bwd_filter",
-                [&] { CK(cudnnConvolutionBackwardFilter(h, &alpha, xd, x, yd, y, cd, algo, ws, need, &beta, wd, w)); });
-      });
-    }
+          auto algo = static_cast<cudnnConvolutionBwdDataAlgo_t>(pick(perf, count, workspace_bytes, need));
+          auto call = [&] {
+            CK(cudnnConvolutionBackwardData(h, &alpha, wd, w, yd, y, cd, algo, ws, need, &beta, xd, x));
+          };
+          measure("bwd_data", false, call);
+          CK(cudnnFindConvolutionBackwardDataAlgorithmEx(h, wd, w, yd, y, cd, xd, x,
+                                                         CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, perf, ws,
+                                                         workspace_bytes));
+          algo = static_cast<cudnnConvolutionBwdDataAlgo_t>(pick(perf, count, workspace_bytes, need));
+          measure("bwd_data", true, call);
+        });
+        attempt("bwd_filter", [&] {
+          cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+          CK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, xd, yd, cd, wd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+                                                           &count, perf));
+          auto algo = static_cast<cudnnConvolutionBwdFilterAlgo_t>(pick(perf, count, workspace_bytes, need));
+          auto call = [&] {
+            CK(cudnnConvolutionBackwardFilter(h, &alpha, xd, x, yd, y, cd, algo, ws, need, &beta, wd, w));
+          };
+          measure("bwd_filter", false, call);
+          CK(cudnnFindConvolutionBackwardFilterAlgorithmEx(h, xd, x, yd, y, cd, wd, w,
+                                                           CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, perf, ws,
+                                                           workspace_bytes));
+          algo = static_cast<cudnnConvolutionBwdFilterAlgo_t>(pick(perf, count, workspace_bytes, need));
+          measure("bwd_filter", true, call);
+        });
+      }
   }
   cudnnDestroyConvolutionDescriptor(cd);
   cudnnDestroyFilterDescriptor(wd);
@@ -150,6 +192,107 @@ std::vector<ConvPoint> run_conv_bench(int reps, bool quick, std::string& note) {
   cudaFree(w);
   cudaFree(y);
   cudaFree(ws);
+  return out;
+}
+
+std::vector<NormPoint> run_norm_bench(int reps, bool quick, std::string& note) {
+  std::vector<NormPoint> out;
+  cudnnHandle_t h;
+  if (cudnnCreate(&h) != CUDNN_STATUS_SUCCESS) {
+    note = "cuDNN could not start (cudnnCreate failed): normalisations not measured";
+    return out;
+  }
+  // ResNet-50's batch-normalised activations (channels, height = width) at the recipes' batch.
+  const int batch = quick ? 32 : 256;
+  const std::pair<int, int> shapes[] = {{64, 112}, {64, 56},  {256, 56}, {128, 28}, {512, 28},
+                                        {256, 14}, {1024, 14}, {512, 7},  {2048, 7}};
+  struct Config {
+    const char *dtype, *layout;
+    cudnnDataType_t data;
+    cudnnTensorFormat_t format;
+    cudnnBatchNormMode_t mode;
+  };
+  // PyTorch's choice (aten/src/ATen/native/cudnn/BatchNorm.cpp): the persistent spatial mode for channels_last
+  // training, plain spatial otherwise.
+  const Config configs[] = {
+      {"fp16", "nhwc", CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, CUDNN_BATCHNORM_SPATIAL_PERSISTENT},
+      {"fp32", "nchw", CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, CUDNN_BATCHNORM_SPATIAL}};
+  const size_t max_elems = size_t(batch) * kLargestActivation;
+  void *x, *y, *dy, *dx, *params;
+  CK(cudaMalloc(&x, max_elems * 4));
+  CK(cudaMalloc(&y, max_elems * 4));
+  CK(cudaMalloc(&dy, max_elems * 4));
+  CK(cudaMalloc(&dx, max_elems * 4));
+  const size_t max_c = 2048;
+  CK(cudaMalloc(&params, max_c * 4 * 8));
+  float* p = static_cast<float*>(params);
+  float *scale = p, *bias = p + max_c, *run_mean = p + 2 * max_c, *run_var = p + 3 * max_c,
+        *save_mean = p + 4 * max_c, *save_inv = p + 5 * max_c, *dscale = p + 6 * max_c, *dbias = p + 7 * max_c;
+  fill_random(params, max_c * 8, CUDA_R_32F);
+  cudnnTensorDescriptor_t xd, bnd;
+  CK(cudnnCreateTensorDescriptor(&xd));
+  CK(cudnnCreateTensorDescriptor(&bnd));
+  const float one = 1.f, zero = 0.f;
+  const double eps = 1e-5;
+  for (const Config& c : configs) {
+    const cudaDataType_t type = c.data == CUDNN_DATA_HALF ? CUDA_R_16F : CUDA_R_32F;
+    fill_random(x, max_elems, type);
+    fill_random(dy, max_elems, type);
+    for (auto [ch, hw] : shapes) {
+      NormPoint base{"", c.dtype, c.layout, batch, ch, hw, hw, 0.0, 0.0};
+      try {
+        CK(cudnnSetTensor4dDescriptor(xd, c.format, c.data, batch, ch, hw, hw));
+        CK(cudnnDeriveBNTensorDescriptor(bnd, xd, c.mode));
+        const double bytes = base.elements() * (c.data == CUDNN_DATA_HALF ? 2 : 4);
+        const int iters = static_cast<int>(std::clamp(4e9 / bytes, 1.0, 200.0));
+        // The Ex calls, with the workspace and reserve space cuDNN asks for, as PyTorch makes them: the
+        // persistent NHWC kernels need them (without, the plain calls take a slow fallback).
+        size_t fws = 0, bws = 0, reserve = 0;
+        CK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, c.mode, CUDNN_BATCHNORM_OPS_BN, xd, nullptr,
+                                                                    xd, bnd, nullptr, &fws));
+        CK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, c.mode, CUDNN_BATCHNORM_OPS_BN, xd, xd, xd, nullptr,
+                                                             xd, bnd, nullptr, &bws));
+        CK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, c.mode, CUDNN_BATCHNORM_OPS_BN, nullptr, xd,
+                                                                &reserve));
+        void *work = nullptr, *res = nullptr;
+        CK(cudaMalloc(&work, std::max<size_t>(std::max(fws, bws), 16)));
+        CK(cudaMalloc(&res, std::max<size_t>(reserve, 16)));
+        NormPoint f = base, b = base;
+        f.op = "fwd";
+        b.op = "bwd";
+        try {
+          time_into(f.seconds, f.spread, reps, iters, [&] {
+            CK(cudnnBatchNormalizationForwardTrainingEx(h, c.mode, CUDNN_BATCHNORM_OPS_BN, &one, &zero, xd, x,
+                                                        nullptr, nullptr, xd, y, bnd, scale, bias, 0.1, run_mean,
+                                                        run_var, eps, save_mean, save_inv, nullptr, work, fws, res,
+                                                        reserve));
+          });
+          time_into(b.seconds, b.spread, reps, iters, [&] {
+            CK(cudnnBatchNormalizationBackwardEx(h, c.mode, CUDNN_BATCHNORM_OPS_BN, &one, &zero, &one, &zero, xd, x,
+                                                 nullptr, nullptr, xd, dy, nullptr, nullptr, xd, dx, bnd, scale,
+                                                 nullptr, dscale, dbias, eps, save_mean, save_inv, nullptr, work, bws,
+                                                 res, reserve));
+          });
+        } catch (...) {
+          cudaFree(work);
+          cudaFree(res);
+          throw;
+        }
+        cudaFree(work);
+        cudaFree(res);
+        out.push_back(f);
+        out.push_back(b);
+      } catch (const std::runtime_error& e) {
+        note += std::string(note.empty() ? "skipped: " : "; ") + c.dtype + " " + c.layout + " C" +
+                std::to_string(ch) + " " + std::to_string(hw) + "px (" + e.what() + ")";
+      }
+    }
+  }
+  cudnnDestroyTensorDescriptor(xd);
+  cudnnDestroyTensorDescriptor(bnd);
+  cudnnDestroy(h);
+  for (void* b : {x, y, dy, dx, params})
+    cudaFree(b);
   return out;
 }
 

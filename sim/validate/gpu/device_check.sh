@@ -10,18 +10,21 @@
 # pack: build/mlsim and build/mlsim-gpu-measure, the shared libraries mlsim
 #   needs that are neither glibc, the C++ runtime nor CUDA's (~42 MB), and
 #   four photos of ~1 MB for the quick calibration set.
-# run: nvidia-smi; mlsim-gpu-measure (the GPU alone: cuBLAS GEMMs, HBM, PCIe,
-#   and cuDNN convolutions when cuDNN is there; rebuilt with nvcc if the
-#   carried one does not start); the kernel-model fit of those measurements
-#   and its table of achieved vs datasheet efficiency per op class
-#   (efficiency.txt); mlsim calibrate --quick --gpu required; mlsim validate
-#   --quick on that profile. Each step's output is kept; a failing step does
-#   not stop the next. About 3-5 minutes on an H200 host. cuDNN: the shim
-#   libcudnn.so.9 travels in .device/lib (so mlsim starts anywhere); its
-#   engines are taken from the host (PyTorch's nvidia-cudnn wheel, or the
-#   CUDA folder); without them the convolutions are skipped with a message.
+# run: nvidia-smi; mlsim-gpu-measure, full sweep (the GPU alone: cuBLAS GEMMs,
+#   HBM, PCIe, and cuDNN convolutions when cuDNN is there; rebuilt with nvcc if
+#   the carried one does not start) -> gpu.json; ResNet-50 training steps in
+#   eager PyTorch (rn50_torch_steps.py) -> rn50.json; the kernel-model fit of
+#   gpu.json and its table of achieved vs datasheet efficiency per op class
+#   -> gpu-fit.yaml and calibrate.txt; mlsim calibrate --quick --gpu required
+#   -> profile.yaml; mlsim validate --quick on it -> validate.json. Logs go to
+#   device.log (MLSIM_SKIP_RN50=1 leaves the PyTorch steps out). Each step's output is kept; a failing
+#   step does not stop the next. cuDNN: the shim libcudnn.so.9 travels in .device/lib (so mlsim starts
+#   anywhere); its engines are taken from the host (PyTorch's nvidia-cudnn
+#   wheel, or the CUDA folder); without them the convolutions are skipped with
+#   a message.
 # Then, here: build/mlsim calibrate --gpu-results <OUT>/gpu.json --out
-#   sim/hardware/profiles/<gpu>-<date>.yaml, or keep <OUT>/profile.yaml whole.
+#   sim/hardware/profiles/<gpu>-<date>.yaml, or keep <OUT>/profile.yaml whole;
+#   sim/hardware/profiles/README.md keeps the committed runs' figures.
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 case "${1:-}" in
@@ -42,13 +45,22 @@ pack)
 run)
   OUT=${OUT:-/tmp/mlsim-device}
   mkdir -p "$OUT"
-  cudnn=$(python3 -c 'import nvidia.cudnn as c, os; print(os.path.join(list(c.__path__)[0], "lib"))' 2>/dev/null)
-  export LD_LIBRARY_PATH="${cudnn:+$cudnn:}$PWD/.device/lib:/usr/local/cuda/lib64:/usr/local/cuda/lib:${LD_LIBRARY_PATH:-}"
+  log="$OUT/device.log" txt="$OUT/calibrate.txt"
+  # cuDNN and, where the CUDA folder lacks them, cuBLAS and the runtime: from the NVIDIA wheels next to PyTorch.
+  site=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' 2>/dev/null)
+  wheel_dir() { find "$site/nvidia" -name "$1" 2>/dev/null | head -1 | xargs -r dirname; }
+  cudnn=$(wheel_dir 'libcudnn.so.9')
+  wheels=$(for l in libcublas.so.13 libcublasLt.so.13 libcudart.so.13; do wheel_dir "$l"; done | sort -u | paste -sd:)
+  export LD_LIBRARY_PATH="${cudnn:+$cudnn:}$PWD/.device/lib:/usr/local/cuda/lib64:/usr/local/cuda/lib${wheels:+:$wheels}:${LD_LIBRARY_PATH:-}"
   export MLSIM_PHOTO_DIR="$PWD/.device/photos" MLSIM_PRESET_DIR="$PWD/sim/hardware/presets"
   export MLSIM_CALIB_DIR=/tmp/mlsim-calib
+  { date -u; nvidia-smi; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv
+    echo "cuDNN from: ${cudnn:-none found}; wheels: ${wheels:-none}"; } >> "$log" 2>&1
+  # 1. The GPU alone (full sweep: GEMM squares 128..8192, cuDNN at batch 64); rebuilt with nvcc if the
+  #    carried program does not start there.
   measure=.device/mlsim-gpu-measure
-  nvidia-smi >> "$OUT/gpu-measure.err" 2>&1
-  if ! "$measure" --quick > "$OUT/gpu.json" 2>> "$OUT/gpu-measure.err"; then
+  if ! timeout 240 "$measure" > "$OUT/gpu.json" 2>> "$log"; then
+    echo "carried mlsim-gpu-measure failed: building it here" >> "$log"
     conv="sim/validate/gpu/conv_bench_nocudnn.cpp" conv_flags=""
     if [ -n "$cudnn" ] && [ -f "$cudnn/../include/cudnn.h" ]; then
       conv="sim/validate/gpu/conv_bench_cudnn.cu" conv_flags="-I$cudnn/../include -L$cudnn -l:libcudnn.so.9"
@@ -56,24 +68,32 @@ run)
       conv="sim/validate/gpu/conv_bench_cudnn.cu" conv_flags="-lcudnn"
     fi
     nvcc -O3 -std=c++17 -arch=sm_90 -I. sim/validate/gpu/gpu_bench.cu "$conv" sim/validate/gpu/measure_main.cpp \
-      -lcublas $conv_flags -o /tmp/mlsim-gpu-measure >> "$OUT/gpu-measure.err" 2>&1 &&
-      /tmp/mlsim-gpu-measure --quick > "$OUT/gpu.json" 2>> "$OUT/gpu-measure.err"
+      -lcublas $conv_flags -o /tmp/mlsim-gpu-measure >> "$log" 2>&1 &&
+      timeout 240 /tmp/mlsim-gpu-measure > "$OUT/gpu.json" 2>> "$log"
   fi
-  # The kernel-model fit of those measurements (no GPU needed) and its efficiency table.
-  .device/mlsim calibrate --gpu-results "$OUT/gpu.json" --out /tmp/mlsim-gpu-fit.yaml > "$OUT/calibrate.txt" 2>&1
-  echo "calibrate --gpu-results: exit $?" >> "$OUT/calibrate.txt"
-  awk '/^achieved vs datasheet/ {on = 1; print; next} on && /^  / {print; next} {on = 0}' "$OUT/calibrate.txt" \
-    > "$OUT/efficiency.txt"
-  [ -s "$OUT/efficiency.txt" ] || echo "no efficiency table: see calibrate.txt" > "$OUT/efficiency.txt"
-  .device/mlsim calibrate --quick --gpu required --out "$OUT/profile.yaml" >> "$OUT/calibrate.txt" 2>&1
-  echo "calibrate: exit $?" >> "$OUT/calibrate.txt"
-  if [ -f "$OUT/profile.yaml" ]; then
-    .device/mlsim validate --quick --profile "$OUT/profile.yaml" --json "$OUT/validate.json" > "$OUT/validate.txt" 2>&1
-    echo "validate: exit $?" >> "$OUT/validate.txt"
+  echo "mlsim-gpu-measure: exit $?" >> "$log"
+  # 2. ResNet-50 training steps in eager PyTorch: the measured side of the accelerator-step prediction.
+  if [ "${MLSIM_SKIP_RN50:-0}" = 1 ]; then
+    echo "rn50_torch_steps: skipped (MLSIM_SKIP_RN50=1)" >> "$log"
   else
-    echo "validate: skipped (calibrate wrote no profile)" > "$OUT/validate.txt"
+    timeout 240 env -u LD_LIBRARY_PATH python3 sim/validate/gpu/rn50_torch_steps.py --out "$OUT/rn50.json" >> "$log" 2>&1
+    echo "rn50_torch_steps: exit $?" >> "$log"
   fi
-  tail -n 20 "$OUT/efficiency.txt" "$OUT/calibrate.txt" "$OUT/validate.txt" 2>/dev/null
+  # 3. The kernel-model fit of the measurements (no GPU needed) and its efficiency table.
+  .device/mlsim calibrate --gpu-results "$OUT/gpu.json" --out "$OUT/gpu-fit.yaml" > "$txt" 2>&1
+  echo "calibrate --gpu-results: exit $?" >> "$txt"
+  # 4. The whole host and GPU, quick, then the validation on that profile.
+  timeout 150 .device/mlsim calibrate --quick --gpu required --out "$OUT/profile.yaml" >> "$txt" 2>&1
+  echo "calibrate: exit $?" >> "$txt"
+  if [ -f "$OUT/profile.yaml" ]; then
+    timeout 150 .device/mlsim validate --quick --profile "$OUT/profile.yaml" --json "$OUT/validate.json" >> "$txt" 2>&1
+    echo "validate: exit $?" >> "$txt"
+  else
+    echo "validate: skipped (calibrate wrote no profile)" >> "$txt"
+  fi
+  awk '/^achieved vs datasheet/ {on = 1; print; next} on && /^  / {print; next} {on = 0}' "$txt"
+  grep -E '^(amp|tf32|fp32)|exit' "$log"
+  grep -E 'exit' "$txt"
   ;;
 *)
   echo "usage: $0 pack | run" >&2

@@ -230,6 +230,13 @@ GpuBenchResult run_gpu_bench(int reps, bool quick) {
     r.conv.clear();
     r.conv_note = std::string("cuDNN sweep failed: ") + e.what();
   }
+  try {
+    r.norm = run_norm_bench(reps, quick, r.norm_note);
+  } catch (const std::exception& e) {
+    r.norm.clear();
+    r.norm_note = std::string("cuDNN batch-norm sweep failed: ") + e.what();
+  }
+  (void)cudaGetLastError(); // a failed sweep leaves no error behind for what follows
 
   cudaFreeHost(pinned);
   cudaFree(src);

@@ -11,10 +11,16 @@
 //   launches -> launch overhead; the copy kernel over sizes (64 KiB .. 1 GiB)
 //   -> HBM latency and achievable fraction.
 // conv_bench_cudnn.cu (cuDNN found at configure time): cuDNN convolutions,
-//   forward, backward-data and backward-filter, over ResNet-50's shapes, fp32
-//   (FMA only), tf32 and fp16 (tensor-op math), NHWC, the algorithm cuDNN's
-//   heuristics rank first (as frameworks do without autotuning); a direction
-//   cuDNN cannot run for a shape is skipped and named in the note;
+//   forward, backward-data and backward-filter, over ResNet-50's shapes, in the
+//   layout PyTorch runs each dtype in: fp32 (FMA only) NCHW, tf32 and fp16
+//   (tensor-op math) NHWC; at batch 32 (quick) or 64 and 256 (the recipes'
+//   batch); each with the algorithm cuDNN's heuristics rank first (frameworks
+//   without autotuning) and the one cudnnFind* times fastest (what
+//   cudnn.benchmark and TensorFlow's autotuner pick); a direction cuDNN cannot
+//   run for a shape is skipped and named in the note. Batch normalisation
+//   (cudnnBatchNormalization*, training) forward and backward over ResNet-50's
+//   activation shapes, fp16 NHWC in the persistent mode PyTorch uses for
+//   channels_last, fp32 NCHW in the spatial mode;
 //   conv_bench_nocudnn.cpp says "built without cuDNN" and measures none.
 // gpu_bench_nocuda.cpp (no toolkit) says "built without CUDA".
 // Ignores: multiple GPUs (device 0 only), clocks and power states, MIG.
@@ -52,6 +58,8 @@ struct ConvPoint {
   std::string dtype; // fp32 | tf32 | fp16
   int n = 0, c = 0, h = 0, w = 0, k = 0, r = 0, s = 0, stride = 1, pad = 0;
   double seconds = 0.0, spread = 0.0;
+  std::string layout = "nhwc"; // of the activations and filters
+  bool autotuned = false;      // cudnnFind*'s fastest algorithm; else the heuristics' first
   int out_h() const { return (h + 2 * pad - r) / stride + 1; }
   int out_w() const { return (w + 2 * pad - s) / stride + 1; }
   // The same multiply-adds in each direction: N x K x P x Q x C x R x S.
@@ -69,6 +77,17 @@ struct ConvPoint {
   }
 };
 
+// One batch normalisation (training): N x C x H x W activations, forward (statistics, then normalise) or
+// backward (reduce the output gradient against the input, then the data gradient).
+struct NormPoint {
+  std::string op;     // fwd | bwd
+  std::string dtype;  // fp32 | fp16 (statistics in fp32)
+  std::string layout; // nhwc | nchw
+  int n = 0, c = 0, h = 0, w = 0;
+  double seconds = 0.0, spread = 0.0;
+  double elements() const { return double(n) * c * h * w; }
+};
+
 struct GpuBenchResult {
   GpuInfo info;
   std::vector<GemmPoint> gemm;
@@ -78,6 +97,8 @@ struct GpuBenchResult {
   std::vector<CopyPoint> hbm_copies; // copy kernel: bytes read + written, seconds per kernel
   std::vector<ConvPoint> conv;
   std::string conv_note; // why there are no convolutions, if so
+  std::vector<NormPoint> norm;
+  std::string norm_note; // why there are no normalisations, if so
   int reps = 0;
 };
 
@@ -87,6 +108,8 @@ GpuInfo probe_gpu();
 GpuBenchResult run_gpu_bench(int reps, bool quick);
 // The cuDNN sweep on device 0 (run_gpu_bench calls it); empty with `note` saying why when cuDNN is absent.
 std::vector<ConvPoint> run_conv_bench(int reps, bool quick, std::string& note);
+// The cuDNN batch-norm sweep, likewise.
+std::vector<NormPoint> run_norm_bench(int reps, bool quick, std::string& note);
 
 // The GPU consumer of `validate`: per step, copy the batch to the device
 // (pageable host memory) and run `layers` fp16 n x n x n GEMMs, then synchronise.

@@ -84,9 +84,37 @@ GpuBenchResult read_gpu_results_json(const std::string& path) {
       *dims[d] = static_cast<int>(number(c, names[d], at));
     p.seconds = number(c, "seconds", at);
     p.spread = c.value("spread", 0.0);
+    p.layout = c.value("layout", std::string("nhwc"));
+    p.autotuned = c.value("autotuned", false);
     if (!(p.seconds > 0) || p.n <= 0 || p.c <= 0 || p.k <= 0 || p.stride <= 0 || p.out_h() <= 0 || p.out_w() <= 0)
       throw InputError(path, at.substr(0, at.size() - 1), "positive dims, stride and time", c.dump());
+    if (p.layout != "nhwc" && p.layout != "nchw")
+      throw InputError(path, at + "layout", "nhwc or nchw", "'" + p.layout + "'");
     r.conv.push_back(p);
+  }
+  r.norm_note = j.value("norm_note", std::string());
+  i = 0;
+  for (const auto& c : j.contains("norm") ? j.at("norm") : nlohmann::json::array()) {
+    const std::string at = "norm." + std::to_string(i++) + ".";
+    NormPoint p;
+    p.op = c.value("op", std::string());
+    p.dtype = c.value("dtype", std::string());
+    p.layout = c.value("layout", std::string());
+    if (p.op != "fwd" && p.op != "bwd")
+      throw InputError(path, at + "op", "fwd or bwd", "'" + p.op + "'");
+    if (p.layout != "nhwc" && p.layout != "nchw")
+      throw InputError(path, at + "layout", "nhwc or nchw", "'" + p.layout + "'");
+    if (p.dtype != "fp32" && p.dtype != "fp16")
+      throw InputError(path, at + "dtype", "fp32 or fp16", "'" + p.dtype + "'");
+    int* dims[] = {&p.n, &p.c, &p.h, &p.w};
+    const char* names[] = {"n", "c", "h", "w"};
+    for (size_t d = 0; d < 4; ++d)
+      *dims[d] = static_cast<int>(number(c, names[d], at));
+    p.seconds = number(c, "seconds", at);
+    p.spread = c.value("spread", 0.0);
+    if (!(p.seconds > 0) || p.n <= 0 || p.c <= 0 || p.h <= 0 || p.w <= 0)
+      throw InputError(path, at.substr(0, at.size() - 1), "positive dims and time", c.dump());
+    r.norm.push_back(p);
   }
   return r;
 }

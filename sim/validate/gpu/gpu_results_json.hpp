@@ -11,8 +11,10 @@
 // memory_bytes}, "reps", "hbm_Bps", "cast_f32_f16_Bps", "cast_f16_f32_Bps",
 // "launch_overhead_s", "gemm": [{dtype, m, n, k, seconds, spread}],
 // "h2d_pinned" | "h2d_pageable" | "d2h_pinned" | "hbm_copies": [{bytes, seconds}],
-// "conv": [{op, dtype, n, c, h, w, k, r, s, stride, pad, seconds, spread}],
-// "conv_note"} (hbm_copies, conv and conv_note may be absent: older files).
+// "conv": [{op, dtype, n, c, h, w, k, r, s, stride, pad, seconds, spread, layout, autotuned}],
+// "conv_note", "norm": [{op, dtype, layout, n, c, h, w, seconds, spread}], "norm_note"} (hbm_copies, conv,
+// conv_note, norm, norm_note, and a conv's layout and autotuned may be absent: older files; a conv without
+// them was NHWC with the heuristics' algorithm).
 #pragma once
 
 #include "sim/validate/gpu/gpu_bench.hpp"
@@ -66,7 +68,14 @@ inline void write_gpu_results_json(const GpuBenchResult& r, std::ostream& out) {
         << ", \"n\": " << c.n << ", \"c\": " << c.c << ", \"h\": " << c.h << ", \"w\": " << c.w
         << ", \"k\": " << c.k << ", \"r\": " << c.r << ", \"s\": " << c.s << ", \"stride\": " << c.stride
         << ", \"pad\": " << c.pad << ", \"seconds\": " << num(c.seconds) << ", \"spread\": " << num(c.spread)
-        << "}";
+        << ", \"layout\": " << str(c.layout) << ", \"autotuned\": " << (c.autotuned ? "true" : "false") << "}";
+  }
+  out << "],\n  \"norm_note\": " << str(r.norm_note) << ",\n  \"norm\": [";
+  for (size_t i = 0; i < r.norm.size(); ++i) {
+    const NormPoint& b = r.norm[i];
+    out << (i ? ",\n    " : "\n    ") << "{\"op\": " << str(b.op) << ", \"dtype\": " << str(b.dtype)
+        << ", \"layout\": " << str(b.layout) << ", \"n\": " << b.n << ", \"c\": " << b.c << ", \"h\": " << b.h
+        << ", \"w\": " << b.w << ", \"seconds\": " << num(b.seconds) << ", \"spread\": " << num(b.spread) << "}";
   }
   out << "]\n}\n";
 }

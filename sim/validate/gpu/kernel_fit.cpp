@@ -2,6 +2,9 @@
 
 #include "sim/core/run/load/hardware_load.hpp"
 #include "sim/core/run/load/preset_library.hpp"
+#include "sim/pipeline/step_graph/backward_rules.hpp"
+#include "sim/pipeline/step_graph/layer_builders.hpp"
+#include "sim/pipeline/step_graph/op_cost.hpp"
 #include "sim/validate/fit.hpp"
 #include "sim/validate/stats.hpp"
 
@@ -147,6 +150,31 @@ std::optional<AcceleratorSpec> datasheet_for(const GpuInfo& gpu) {
   return best;
 }
 
+Seconds modelled_conv_time(const ConvPoint& c, const AcceleratorSpec& acc) {
+  LayerSpec l;
+  l.type = "conv2d";
+  l.name = "sweep";
+  l.filters = c.k;
+  l.kernel = c.r;
+  l.stride = c.stride;
+  l.padding = std::to_string(c.pad);
+  l.bias = false;
+  Op fwd = build_layer(l, {Shape{c.h, c.w, c.c}}, c.n).ops.front();
+  const DType d = dtype_of(c.dtype);
+  fwd.compute_dtype = d;
+  fwd.in_dtype = fwd.out_dtype = fwd.param_dtype = d == DType::fp16 ? DType::fp16 : DType::fp32;
+  fwd.nchw_activations = c.layout == "nchw";
+  const Op op = c.op == "fwd" ? fwd : c.op == "bwd_data" ? input_gradient(fwd) : weight_gradient(fwd);
+  return cost_device_op(op, acc).duration;
+}
+
+double modelled_norm_bytes(const NormPoint& b) {
+  // layer_builders.cpp normalization(): read twice (statistics, normalise), write once; backward_rules.cpp
+  // generic_gradient(): read input and output gradient for the reduction, again to write the data gradient.
+  const double passes = b.op == "fwd" ? 3.0 : 5.0;
+  return passes * b.elements() * (b.dtype == "fp16" ? 2.0 : 4.0);
+}
+
 KernelFit fit_kernel_params(const GpuBenchResult& r, const AcceleratorSpec& datasheet) {
   KernelFit out;
   out.datasheet = datasheet.name;
@@ -196,9 +224,10 @@ KernelFit fit_kernel_params(const GpuBenchResult& r, const AcceleratorSpec& data
   }
   out.gemm_r2 = r_squared(y, yhat);
   out.gemm_points = static_cast<int>(samples.size());
-  p.source = fmt::format("fitted by mlsim calibrate to {} cuBLAS GEMMs{} on {} ({}), against the {} datasheet",
-                         samples.size(), r.conv.empty() ? "" : fmt::format(" and {} cuDNN convolutions", r.conv.size()),
-                         r.info.name, r.info.driver, datasheet.name);
+  p.source = fmt::format("fitted by mlsim calibrate to {} cuBLAS GEMMs{}{} on {} ({}), against the {} datasheet",
+                         samples.size(), r.conv.empty() ? "" : fmt::format(", {} cuDNN convolutions", r.conv.size()),
+                         r.norm.empty() ? "" : fmt::format(", {} cuDNN batch norms", r.norm.size()), r.info.name,
+                         r.info.driver, datasheet.name);
   out.params = p;
 
   // The table: GEMMs per dtype, then convolutions per direction and dtype.
@@ -219,23 +248,55 @@ KernelFit fit_kernel_params(const GpuBenchResult& r, const AcceleratorSpec& data
       }
     row("gemm", d, achieved, predicted);
   }
-  std::vector<double> ratio;
+  // Convolutions: the step graph's ops costed with the fitted figures, against cuDNN's autotuned algorithms.
+  AcceleratorSpec fitted = datasheet;
+  fitted.kernels = p;
+  fitted.launch_overhead = Seconds(s.L);
+  fitted.efficiency.clear();
+  const bool any_autotuned = std::any_of(r.conv.begin(), r.conv.end(), [](const ConvPoint& c) { return c.autotuned; });
+  std::map<DType, std::vector<double>> ratios;
+  for (const auto& c : r.conv)
+    if (c.autotuned == any_autotuned)
+      ratios[dtype_of(c.dtype)].push_back(modelled_conv_time(c, fitted).value() / c.seconds);
+  for (auto& [d, v] : ratios)
+    out.params.conv_efficiency[d] = std::clamp(median_of(v), 0.01, 1.0);
+  fitted.kernels.conv_efficiency = out.params.conv_efficiency;
   for (const char* op : {"fwd", "bwd_data", "bwd_filter"})
     for (const char* d : {"fp32", "tf32", "fp16"}) {
       std::vector<double> achieved, predicted;
       for (const auto& c : r.conv)
-        if (c.op == op && c.dtype == d) {
-          double m, n, k;
-          c.gemm_dims(m, n, k);
-          Sample x{dtype_of(d), m, n, k, c.seconds};
-          const double t = s.L + model_gemm(p, datasheet, x, s.fraction[x.dtype]).total().value();
+        if (c.op == op && c.dtype == d && c.autotuned == any_autotuned) {
           achieved.push_back(c.flops() / c.seconds);
-          predicted.push_back(c.flops() / t);
-          ratio.push_back(t / c.seconds);
+          predicted.push_back(c.flops() / modelled_conv_time(c, fitted).value());
         }
       row(std::string("conv ") + op, d, achieved, predicted);
     }
-  out.conv_efficiency = ratio.empty() ? 0.0 : std::min(1.0, median_of(ratio));
+
+  // Batch norm per layout: latency and fraction of the occupancy-scaled HBM rate.
+  for (const char* layout : {"nhwc", "nchw"}) {
+    std::vector<std::vector<double>> x;
+    std::vector<double> y, achieved;
+    std::string dtype;
+    for (const auto& b : r.norm)
+      if (b.layout == layout) {
+        const double occupancy = b.layout == "nchw" ? channel_occupancy(p.sm_count, b.c) : 1.0;
+        x.push_back({modelled_norm_bytes(b) / (bw * occupancy)});
+        y.push_back(b.seconds);
+        achieved.push_back(modelled_norm_bytes(b) / b.seconds);
+        dtype = b.dtype;
+      }
+    if (y.size() < 2)
+      continue;
+    MultiFit f = fit_multi(x, y, true, true);
+    if (f.b.empty() || !(f.b[0] > 0))
+      continue;
+    out.params.norm_fraction[layout] = std::clamp(1.0 / f.b[0], 0.01, 1.0);
+    out.params.norm_latency[layout] = Seconds(std::max(0.0, f.a));
+    NormRow nr{layout, dtype, static_cast<int>(y.size()), median_of(achieved), bw, 0.0};
+    for (size_t i = 0; i < y.size(); ++i)
+      nr.max_rel_residual = std::max(nr.max_rel_residual, std::abs(f.eval(x[i]) - y[i]) / y[i]);
+    out.norm_table.push_back(nr);
+  }
   return out;
 }
 
@@ -247,6 +308,15 @@ std::string efficiency_table(const KernelFit& f) {
     t += fmt::format("  {:<16} {:<5} {:>6} {:>14.1f} {:>14.1f} {:>9.1f}% {:>9.1f}%\n", r.op_class, r.dtype, r.points,
                      r.achieved_flops / 1e12, r.datasheet_flops / 1e12, 100 * r.achieved_flops / r.datasheet_flops,
                      100 * r.predicted_flops / r.datasheet_flops);
+  for (const auto& [d, e] : f.params.conv_efficiency)
+    t += fmt::format("  conv {:<5}: cuDNN at {:.1f} % of the model's time for the same op (median)\n", to_string(d),
+                     100 * e);
+  for (const auto& r : f.norm_table)
+    t += fmt::format("  batch norm {} {}: {} points, median {:.2f} TB/s of the step graph's bytes ({:.1f} % of {:.2f} "
+                     "TB/s); fitted {:.1f} % x occupancy + {:.2f} us, max residual {:.0f} %\n",
+                     r.layout, r.dtype, r.points, r.achieved_Bps / 1e12, 100 * r.achieved_Bps / r.datasheet_Bps,
+                     r.datasheet_Bps / 1e12, 100 * f.params.norm_fraction.at(r.layout),
+                     f.params.norm_latency.at(r.layout).value() * 1e6, 100 * r.max_rel_residual);
   return t;
 }
 

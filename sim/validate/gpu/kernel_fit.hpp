@@ -15,9 +15,17 @@
 //   The tile efficiency reuse(tile) = min(1, tm tn / (tm + tn) / R) follows.
 //   HBM: the copy kernel over sizes, t = latency + bytes / (fraction x the
 //   datasheet bandwidth) (fit_linear); one size only: the fraction alone.
-//   Convolutions (cuDNN): conv efficiency = the median of (the kernel model's
-//   implicit-GEMM time / the measured time): the accelerator's
-//   `efficiency.conv` (1 where cuDNN does as well as cuBLAS on the same GEMM).
+//   Convolutions (cuDNN): each measured convolution is built as the step graph
+//   builds a conv layer's fwd / dgrad / wgrad op and costed as a scenario costs
+//   it (cost_device_op: tiles, waves, Winograd, with the fitted figures);
+//   conv_efficiency[dtype] = the median of (that time / the measured time) over
+//   the algorithms cudnnFind* picked (cudnn.benchmark's; the heuristics' first
+//   where a file has no autotuned points), at most 1.
+//   Batch norm (cuDNN, training), per layout: t = latency + bytes /
+//   (fraction x HBM x occupancy) by relative least squares, bytes as the step
+//   graph counts them (3 passes forward, 5 backward), occupancy = 1 (NHWC) or
+//   C / (ceil(C / SMs) SMs) (NCHW: one channel per CTA) -> norm_fraction and
+//   norm_latency (kernel_model.hpp).
 // The table compares, per op class and dtype, the median achieved rate with
 // the datasheet peak. Ignores: clocks under power limits (the fit absorbs
 // them into f), shapes outside the sweep.
@@ -41,6 +49,14 @@ struct EfficiencyRow {
   double predicted_flops = 0; // median of FLOPs / the fitted model's time
 };
 
+struct NormRow {
+  std::string layout, dtype;
+  int points = 0;
+  double achieved_Bps = 0;  // median of the step graph's bytes / measured time
+  double datasheet_Bps = 0; // HBM bandwidth of the datasheet
+  double max_rel_residual = 0;
+};
+
 struct KernelFit {
   std::string datasheet;    // the preset the fractions are of
   KernelParams params;      // tiles and SM count as the preset; fractions, reuse, memory fitted
@@ -50,13 +66,19 @@ struct KernelFit {
   double gemm_max_rel_residual = 0;
   double memory_r2 = 0;
   int memory_points = 0;
-  double conv_efficiency = 0; // 0: no convolutions measured
   std::vector<EfficiencyRow> table;
+  std::vector<NormRow> norm_table;
 };
 
 // The accelerator preset whose name's family ("h200", "a100", ...) the device name contains, the one with
 // the memory size closest to the measured one; none: no datasheet to fit fractions against.
 std::optional<AcceleratorSpec> datasheet_for(const GpuInfo& gpu);
+
+// One measured convolution as a scenario's step graph would cost it on `acc` (its kernels' conv_efficiency and
+// `efficiency` included).
+Seconds modelled_conv_time(const ConvPoint& c, const AcceleratorSpec& acc);
+// The bytes the step graph charges a batch norm of this shape and direction.
+double modelled_norm_bytes(const NormPoint& b);
 
 // Throws std::invalid_argument with fewer than 3 aligned GEMMs.
 KernelFit fit_kernel_params(const GpuBenchResult& r, const AcceleratorSpec& datasheet);

@@ -109,7 +109,7 @@ KernelParams parse_kernel_params(const ConfigNode& node) {
     return p;
   node.allow_only({"source", "sm_count", "matrix_tiles", "vector_tiles", "saturating_reuse",
                    "vector_saturating_reuse", "matrix_fraction", "vector_fraction", "memory_fraction",
-                   "memory_latency"});
+                   "memory_latency", "norm_fraction", "norm_latency", "conv_efficiency"});
   p.source = node.get_string("source", "");
   p.sm_count = static_cast<int>(node.get_integer("sm_count", 0, 0, 100000));
   if (node.has("matrix_tiles"))
@@ -124,6 +124,19 @@ KernelParams parse_kernel_params(const ConfigNode& node) {
   p.vector_fraction = parse_fractions(node.child("vector_fraction"));
   p.memory_fraction = node.get_number("memory_fraction", 1.0, 0.01, 1.0);
   p.memory_latency = node.get_quantity<Seconds>("memory_latency", Seconds(0.0), false);
+  for (const char* layout : {"nhwc", "nchw"}) {
+    if (ConfigNode f = node.child("norm_fraction"); f.defined()) {
+      f.allow_only({"nhwc", "nchw"});
+      if (f.has(layout))
+        p.norm_fraction[layout] = f.get_number(layout, std::nullopt, 0.01, 1.0);
+    }
+    if (ConfigNode l = node.child("norm_latency"); l.defined()) {
+      l.allow_only({"nhwc", "nchw"});
+      if (l.has(layout))
+        p.norm_latency[layout] = l.get_quantity<Seconds>(layout, Seconds(0.0), false);
+    }
+  }
+  p.conv_efficiency = parse_fractions(node.child("conv_efficiency"));
   return p;
 }
 

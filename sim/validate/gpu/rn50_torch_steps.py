@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""ResNet-50 training steps in eager PyTorch on the local GPU: the measured side
+of mlsim's accelerator-step prediction for a machine it has calibrated.
+
+For each configuration (precision, memory layout, batch, where the input comes
+from) it builds torchvision's ResNet-50, runs SGD-momentum training steps as
+NVIDIA's DeepLearningExamples recipe does (cudnn.benchmark on, GradScaler for
+fp16 AMP, channels_last for AMP), and reports:
+  - the step time: median of per-step CUDA-event intervals after a warm-up,
+    and the mean over the timed steps by the host clock;
+  - the peak memory the caching allocator handed out (max_memory_allocated)
+    and held (max_memory_reserved): the reference for mlsim's memory model;
+  - for the profiled configurations, every CUDA kernel's count and total time
+    over a few steps (torch.profiler), for the per-op-class comparison.
+Inputs: synthetic, generated on the device ("device"), or a uint8 NHWC batch in
+pinned host memory copied with non_blocking=True and normalised on the GPU each
+step ("pinned_uint8", the recipe's prefetcher), which shows whether the copy
+overlaps compute. Nothing here is fitted: it is a measurement to compare with.
+
+  python3 rn50_torch_steps.py --out rn50.json [--quick]
+  python3 rn50_torch_steps.py --smoke          # CPU, batch 2: checks the code paths, measures nothing
+"""
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import torch
+import torchvision
+
+CONFIGS = [
+    # name, precision, layout, batch, input, profiled
+    ("amp-fp16-nhwc-b256", "amp_fp16", "nhwc", 256, "device", True),
+    ("amp-fp16-nhwc-b256-pinned", "amp_fp16", "nhwc", 256, "pinned_uint8", False),
+    ("amp-fp16-nhwc-b128", "amp_fp16", "nhwc", 128, "device", False),
+    ("amp-bf16-nhwc-b256", "amp_bf16", "nhwc", 256, "device", False),
+    ("tf32-nchw-b256", "tf32", "nchw", 256, "device", True),
+    ("fp32-nchw-b256", "fp32", "nchw", 256, "device", True),
+    ("fp32-nchw-b128", "fp32", "nchw", 128, "device", False),
+]
+
+
+def grad_scaler(device, enabled):
+    """torch.amp.GradScaler where it exists (PyTorch >= 2.3), else the older CUDA-only one."""
+    if hasattr(torch.amp, "GradScaler"):
+        return torch.amp.GradScaler(device, enabled=enabled)
+    return torch.cuda.amp.GradScaler(enabled=enabled and device == "cuda")
+
+
+def run_config(name, precision, layout, batch, source, profiled, device, warmup, steps):
+    cuda = device == "cuda"
+    tf32 = precision == "tf32"
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    torch.backends.cudnn.benchmark = True
+    amp_dtype = {"amp_fp16": torch.float16, "amp_bf16": torch.bfloat16}.get(precision)
+    fmt = torch.channels_last if layout == "nhwc" else torch.contiguous_format
+
+    torch.manual_seed(0)
+    model = torchvision.models.resnet50().to(device).to(memory_format=fmt)
+    opt = torch.optim.SGD(model.parameters(), lr=0.256, momentum=0.875, weight_decay=3.0517578125e-05)
+    scaler = grad_scaler(device, precision == "amp_fp16")
+    loss_fn = torch.nn.CrossEntropyLoss()
+    labels = torch.randint(0, 1000, (batch,), device=device)
+    size = 224 if cuda else 64
+    x_dev = torch.randn(batch, 3, size, size, device=device).contiguous(memory_format=fmt)
+    host = None
+    if source == "pinned_uint8":
+        host = torch.randint(0, 256, (batch, size, size, 3), dtype=torch.uint8)
+        if cuda:
+            host = host.pin_memory()
+        mean = torch.tensor([0.485 * 255, 0.456 * 255, 0.406 * 255], device=device).view(1, 3, 1, 1)
+        std = torch.tensor([0.229 * 255, 0.224 * 255, 0.225 * 255], device=device).view(1, 3, 1, 1)
+
+    def step():
+        if host is not None:
+            xb = host.to(device, non_blocking=True).permute(0, 3, 1, 2).float()
+            x = xb.sub_(mean).div_(std).contiguous(memory_format=fmt)
+        else:
+            x = x_dev
+        # (the CPU smoke run autocasts to bf16: fp16 autocast is CUDA's)
+        with torch.autocast(device, dtype=amp_dtype if cuda and amp_dtype else torch.bfloat16,
+                            enabled=amp_dtype is not None):
+            loss = loss_fn(model(x), labels)
+        opt.zero_grad(set_to_none=True)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+
+    if cuda:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+    for _ in range(warmup):
+        step()
+    if cuda:
+        torch.cuda.synchronize()
+    events = []
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        if cuda:
+            e = torch.cuda.Event(enable_timing=True)
+            e.record()
+            events.append(e)
+        step()
+    if cuda:
+        e = torch.cuda.Event(enable_timing=True)
+        e.record()
+        events.append(e)
+        torch.cuda.synchronize()
+    wall = (time.perf_counter() - t0) / steps
+    per_step = [a.elapsed_time(b) * 1e-3 for a, b in zip(events, events[1:])] if cuda else [wall]
+    out = {
+        "name": name, "precision": precision, "layout": layout, "batch": batch, "input": source,
+        "warmup_steps": warmup, "steps": steps,
+        "step_s_median": statistics.median(per_step), "step_s_mean_host": wall,
+        "step_s_p10": sorted(per_step)[len(per_step) // 10], "step_s_p90": sorted(per_step)[(9 * len(per_step)) // 10],
+        "images_per_s": batch / statistics.median(per_step),
+    }
+    if cuda:
+        out["max_memory_allocated_B"] = torch.cuda.max_memory_allocated()
+        out["max_memory_reserved_B"] = torch.cuda.max_memory_reserved()
+        out["parameters"] = sum(p.numel() for p in model.parameters())
+    if profiled:
+        out["kernels"] = profile_kernels(step, device, 3)
+    del model, opt, x_dev, host
+    if cuda:
+        torch.cuda.empty_cache()
+    return out
+
+
+def profile_kernels(step, device, steps):
+    """Each kernel's count and total device time over `steps` steps."""
+    acts = [torch.profiler.ProfilerActivity.CPU]
+    if device == "cuda":
+        acts.append(torch.profiler.ProfilerActivity.CUDA)
+    with torch.profiler.profile(activities=acts) as prof:
+        for _ in range(steps):
+            step()
+        if device == "cuda":
+            torch.cuda.synchronize()
+    rows = []
+    for e in prof.key_averages():
+        if device == "cuda" and e.device_type != torch.autograd.DeviceType.CUDA:
+            continue
+        us = getattr(e, "self_device_time_total", None)
+        if us is None:
+            us = getattr(e, "self_cuda_time_total", 0.0)
+        if device != "cuda":
+            us = e.self_cpu_time_total
+        rows.append({"kernel": e.key, "count": e.count // steps, "us_per_step": us / steps})
+    rows.sort(key=lambda r: -r["us_per_step"])
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", help="JSON file for the results")
+    ap.add_argument("--quick", action="store_true", help="fewer steps")
+    ap.add_argument("--smoke", action="store_true", help="CPU, batch 2, two steps: the code paths only")
+    a = ap.parse_args()
+    device = "cpu" if a.smoke else "cuda"
+    if device == "cuda" and not torch.cuda.is_available():
+        print("rn50_torch_steps: no usable GPU (torch.cuda.is_available() is False)", file=sys.stderr)
+        return 2
+    warmup, steps = (1, 2) if a.smoke else ((8, 15) if a.quick else (12, 30))
+    result = {"torch": torch.__version__, "torchvision": torchvision.__version__, "configs": []}
+    if device == "cuda":
+        p = torch.cuda.get_device_properties(0)
+        result.update({"gpu": p.name, "sm_count": p.multi_processor_count, "memory_B": p.total_memory,
+                       "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version()})
+    for name, precision, layout, batch, source, profiled in CONFIGS:
+        if a.smoke:
+            batch = 2
+        try:
+            r = run_config(name, precision, layout, batch, source, profiled, device, warmup, steps)
+        except Exception as e:  # one failing configuration must not lose the others
+            r = {"name": name, "error": f"{type(e).__name__}: {e}"}
+        result["configs"].append(r)
+        if "error" in r:
+            print(f"{name:28s} failed: {r['error']}", flush=True)
+        else:
+            mem = r.get("max_memory_allocated_B", 0) / 2**30
+            print(f"{name:28s} step {r['step_s_median'] * 1e3:8.2f} ms (p10 {r['step_s_p10'] * 1e3:.2f}, "
+                  f"p90 {r['step_s_p90'] * 1e3:.2f}) {r['images_per_s']:8.1f} img/s  peak alloc {mem:6.2f} GiB",
+                  flush=True)
+        if a.out:  # after each configuration, so a time limit keeps what was measured
+            with open(a.out, "w") as f:
+                json.dump(result, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
