@@ -116,9 +116,10 @@ TEST(KernelModel, NchwBatchNormWithFewChannelsLeavesSmsIdle) {
   p.norm_latency = {{"nchw", Seconds(3e-6)}};
   p.memory_latency = Seconds(1e-6);
   const BytesPerSec hbm(4.8e12);
-  EXPECT_NEAR(batch_norm_time(p, Bytes(1e9), hbm, true, 64)->value(), 3e-6 + 1e9 / (4.8e12 * 0.6 * 64 / 132), 1e-12);
+  EXPECT_NEAR(batch_norm_time(p, Bytes(1e9), hbm, true, 64)->total.value(), 3e-6 + 1e9 / (4.8e12 * 0.6 * 64 / 132),
+              1e-12);
   // NHWC kernels tile batch x positions: no occupancy term; no fitted latency: the memory latency.
-  EXPECT_NEAR(batch_norm_time(p, Bytes(1e9), hbm, false, 64)->value(), 1e-6 + 1e9 / (4.8e12 * 0.7), 1e-12);
+  EXPECT_NEAR(batch_norm_time(p, Bytes(1e9), hbm, false, 64)->total.value(), 1e-6 + 1e9 / (4.8e12 * 0.7), 1e-12);
   p.norm_fraction.erase("nchw");
   EXPECT_FALSE(batch_norm_time(p, Bytes(1e9), hbm, true, 64).has_value()); // unmeasured: a plain memory kernel
 }

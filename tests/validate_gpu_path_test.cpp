@@ -7,6 +7,7 @@
 #include "tests/test_support.hpp"
 #include "sim/core/run/load/hardware_load.hpp"
 #include "sim/core/base/config_node.hpp"
+#include "sim/core/base/errors.hpp"
 #include "sim/hardware/accelerator.hpp"
 #include "sim/validate/gpu/gpu_results_json.hpp"
 #include "sim/validate/gpu_profile.hpp"
@@ -21,6 +22,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <tuple>
 
 using namespace mlsim::validate;
 
@@ -194,4 +197,40 @@ TEST(ValidateGpuPath, CalibrateFitsMeasurementsMadeElsewhere) {
   EXPECT_FALSE(std::filesystem::exists(profile));
   EXPECT_EQ(calibrate(results + ".missing"), 2);
   std::filesystem::remove(results);
+}
+
+// Convolutions keep their layout and algorithm choice, batch norms their shape, through the JSON; a field of the
+// wrong kind is an input error that names its place in the file (never a JSON library exception).
+TEST(ValidateGpuPath, ConvolutionsAndBatchNormsRoundTripAndBadFieldsAreNamed) {
+  GpuBenchResult r = synthetic_h200();
+  r.conv = {{"bwd_filter", "fp32", 256, 64, 56, 56, 64, 3, 3, 1, 1, 1.7e-3, 0.01, "nchw", true}};
+  r.norm = {{"bwd", "fp16", "nhwc", 256, 64, 112, 112, 5.05e-4, 0.001}};
+  const std::string path = temp_path("mlsim-gpu-results-conv-");
+  auto write = [&](const std::string& text) { std::ofstream(path) << text; };
+  std::ostringstream json;
+  write_gpu_results_json(r, json);
+  write(json.str());
+  const GpuBenchResult back = read_gpu_results_json(path);
+  ASSERT_EQ(back.conv.size(), 1u);
+  EXPECT_EQ(back.conv[0].layout, "nchw");
+  EXPECT_TRUE(back.conv[0].autotuned);
+  EXPECT_EQ(back.conv[0].op, "bwd_filter");
+  ASSERT_EQ(back.norm.size(), 1u);
+  EXPECT_EQ(back.norm[0].layout, "nhwc");
+  EXPECT_EQ(back.norm[0].h, 112);
+  EXPECT_DOUBLE_EQ(back.norm[0].elements(), 256.0 * 64 * 112 * 112);
+  for (auto [from, to, where] : {std::tuple{"\"op\": \"bwd\"", "\"op\": 5", "norm.0.op"},
+                                 std::tuple{"\"layout\": \"nchw\"", "\"layout\": \"nchwx\"", "conv.0.layout"},
+                                 std::tuple{"\"c\": 64, \"h\": 112", "\"c\": \"64\", \"h\": 112", "norm.0.c"}}) {
+    std::string text = json.str();
+    ASSERT_NE(text.find(from), std::string::npos) << from;
+    write(text.replace(text.find(from), std::string(from).size(), to));
+    try {
+      read_gpu_results_json(path);
+      ADD_FAILURE() << "accepted " << to;
+    } catch (const mlsim::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(where), std::string::npos) << e.what();
+    }
+  }
+  std::filesystem::remove(path);
 }

@@ -118,16 +118,18 @@ double channel_occupancy(int sm_count, double channels) {
   return channels / (std::ceil(channels / sm_count) * sm_count);
 }
 
-std::optional<Seconds> batch_norm_time(const KernelParams& p, Bytes bytes, BytesPerSec bandwidth, bool nchw,
-                                       double channels) {
+std::optional<BatchNormTiming> batch_norm_time(const KernelParams& p, Bytes bytes, BytesPerSec bandwidth, bool nchw,
+                                               double channels) {
   const std::string layout = nchw ? "nchw" : "nhwc";
   auto f = p.norm_fraction.find(layout);
   if (f == p.norm_fraction.end() || bandwidth.value() <= 0)
     return std::nullopt;
   auto l = p.norm_latency.find(layout);
-  const Seconds latency = l == p.norm_latency.end() ? p.memory_latency : l->second;
-  const double occupancy = nchw ? channel_occupancy(p.sm_count, channels) : 1.0;
-  return latency + bytes / (bandwidth * (f->second * occupancy));
+  BatchNormTiming t;
+  t.occupancy = nchw ? channel_occupancy(p.sm_count, channels) : 1.0;
+  t.hbm_share = f->second * t.occupancy;
+  t.total = (l == p.norm_latency.end() ? p.memory_latency : l->second) + bytes / (bandwidth * t.hbm_share);
+  return t;
 }
 
 } // namespace mlsim

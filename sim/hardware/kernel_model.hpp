@@ -125,7 +125,12 @@ double channel_occupancy(int sm_count, double channels);
 
 // A cuDNN batch normalisation over `channels` channels moving `bytes`; nullopt where `p` has no fitted
 // fraction for the layout (the caller then times it as any memory-bound kernel).
-std::optional<Seconds> batch_norm_time(const KernelParams& p, Bytes bytes, BytesPerSec bandwidth, bool nchw,
-                                       double channels);
+struct BatchNormTiming {
+  Seconds total{0.0};
+  double occupancy = 1.0; // of the SMs (NCHW: channel_occupancy)
+  double hbm_share = 1.0; // of HBM bandwidth: norm_fraction x occupancy
+};
+std::optional<BatchNormTiming> batch_norm_time(const KernelParams& p, Bytes bytes, BytesPerSec bandwidth, bool nchw,
+                                               double channels);
 
 } // namespace mlsim

@@ -68,8 +68,6 @@ Op weight_gradient(const Op& fwd) {
   return b;
 }
 
-namespace {
-
 Op generic_gradient(const Op& fwd) {
   Op b = backward_of(fwd, fwd.kind == OpKind::cast ? "cast_back" : "grad");
   if (fwd.kind == OpKind::cast) {
@@ -86,6 +84,8 @@ Op generic_gradient(const Op& fwd) {
   }
   return b;
 }
+
+namespace {
 
 // The sum of the gradients that reach an output read by several ops (autograd accumulates them, one add each).
 Op gradient_sum(const Op& fwd, size_t gradients) {

@@ -46,10 +46,12 @@ struct TrainingGraph {
   std::vector<GradientReady> gradients; // in the order the backward pass completes them
 };
 
-// The data gradient (dgrad) and weight gradient (wgrad) of a matmul or conv, as the backward pass builds them
-// (the GPU calibration also costs cuDNN's measured convolutions through them).
+// The data gradient (dgrad) and weight gradient (wgrad) of a matmul or conv, and the one gradient op of any other
+// op, as the backward pass builds them (the GPU calibration also costs cuDNN's measured convolutions and batch
+// norms through them).
 Op input_gradient(const Op& fwd);
 Op weight_gradient(const Op& fwd);
+Op generic_gradient(const Op& fwd);
 
 // `master` is the dtype of the weights the optimizer updates and of its state.
 TrainingGraph add_backward_and_optimizer(const OpGraph& forward, Optimizer optimizer, DType master);

@@ -107,18 +107,16 @@ OpCost cost_device_op(const Op& op, const AcceleratorSpec& acc) {
   }
   Seconds memory = memory_time(kp, c.bytes, acc.memory_bandwidth);
   // A batch norm as cuDNN runs it, where the profile measured its kernels (a fused one is the fusion's kernel).
-  std::optional<Seconds> norm;
+  std::optional<BatchNormTiming> norm;
   if (op.channel_statistics && op.fusion.empty())
     norm = batch_norm_time(kp, c.bytes, acc.memory_bandwidth, op.nchw_activations, dim(op, "channels"));
   if (norm)
-    memory = *norm;
+    memory = norm->total;
   Seconds body = max(compute, memory);
   if (memory > compute && norm) {
-    const char* layout = op.nchw_activations ? "nchw" : "nhwc";
-    const double occupancy = op.nchw_activations ? channel_occupancy(kp.sm_count, dim(op, "channels")) : 1.0;
-    c.why = fmt::format("memory-bound cuDNN batch norm ({}): {} at {:.0f} % of HBM bandwidth", layout,
-                        format_bytes(c.bytes), 100 * kp.norm_fraction.at(layout) * occupancy);
-    if (occupancy < 1.0)
+    c.why = fmt::format("memory-bound cuDNN batch norm ({}): {} at {:.0f} % of HBM bandwidth",
+                        op.nchw_activations ? "nchw" : "nhwc", format_bytes(c.bytes), 100 * norm->hbm_share);
+    if (norm->occupancy < 1.0)
       c.why += fmt::format(", {:.0f} channels (one per CTA) on {} SMs", dim(op, "channels"), kp.sm_count);
   } else if (memory > compute) {
     c.why = fmt::format("memory-bound: {} at {:.0f} % of HBM bandwidth", format_bytes(c.bytes),

@@ -125,10 +125,21 @@ std::vector<ConvPoint> run_conv_bench(int reps, bool quick, std::string& note) {
           time_into(p.seconds, p.spread, reps, iters, call);
           out.push_back(p);
         };
-        // A direction cuDNN cannot run for this shape and dtype is skipped, and said so; the others still run.
-        auto attempt = [&](const char* op, auto&& run) {
+        int count = 0;
+        size_t need = 0;
+        // One direction twice: with the heuristics' first algorithm (`rank`), then with the fastest cudnnFind*
+        // times (`find`); `run(algo)` launches the direction with an algorithm. A direction cuDNN cannot run for
+        // this shape and dtype is skipped, and said so; the others still run.
+        auto attempt = [&](const char* op, auto* perf, int n, auto&& rank, auto&& find, auto&& run) {
           try {
-            run();
+            decltype(perf->algo) algo{};
+            auto call = [&] { CK(run(algo)); };
+            CK(rank(n, perf));
+            algo = static_cast<decltype(algo)>(pick(perf, count, workspace_bytes, need));
+            measure(op, false, call);
+            CK(find(n, perf));
+            algo = static_cast<decltype(algo)>(pick(perf, count, workspace_bytes, need));
+            measure(op, true, call);
           } catch (const std::runtime_error& e) {
             note += std::string(note.empty() ? "skipped: " : "; ") + op + " " + d.name + " N" +
                     std::to_string(batch) + " C" + std::to_string(s.c) + " " + std::to_string(s.hw) + "px K" +
@@ -136,51 +147,40 @@ std::vector<ConvPoint> run_conv_bench(int reps, bool quick, std::string& note) {
                     ")";
           }
         };
-        int count = 0;
-        size_t need = 0;
-        attempt("fwd", [&] {
-          cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-          CK(cudnnGetConvolutionForwardAlgorithm_v7(h, xd, wd, cd, yd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count,
-                                                    perf));
-          auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(pick(perf, count, workspace_bytes, need));
-          measure("fwd", false,
-                  [&] { CK(cudnnConvolutionForward(h, &alpha, xd, x, wd, w, cd, algo, ws, need, &beta, yd, y)); });
-          CK(cudnnFindConvolutionForwardAlgorithmEx(h, xd, x, wd, w, cd, yd, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-                                                    &count, perf, ws, workspace_bytes));
-          algo = static_cast<cudnnConvolutionFwdAlgo_t>(pick(perf, count, workspace_bytes, need));
-          measure("fwd", true,
-                  [&] { CK(cudnnConvolutionForward(h, &alpha, xd, x, wd, w, cd, algo, ws, need, &beta, yd, y)); });
-        });
-        attempt("bwd_data", [&] {
-          cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-          CK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, wd, yd, cd, xd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
-                                                         &count, perf));
-          auto algo = static_cast<cudnnConvolutionBwdDataAlgo_t>(pick(perf, count, workspace_bytes, need));
-          auto call = [&] {
-            CK(cudnnConvolutionBackwardData(h, &alpha, wd, w, yd, y, cd, algo, ws, need, &beta, xd, x));
-          };
-          measure("bwd_data", false, call);
-          CK(cudnnFindConvolutionBackwardDataAlgorithmEx(h, wd, w, yd, y, cd, xd, x,
-                                                         CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, perf, ws,
-                                                         workspace_bytes));
-          algo = static_cast<cudnnConvolutionBwdDataAlgo_t>(pick(perf, count, workspace_bytes, need));
-          measure("bwd_data", true, call);
-        });
-        attempt("bwd_filter", [&] {
-          cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-          CK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, xd, yd, cd, wd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
-                                                           &count, perf));
-          auto algo = static_cast<cudnnConvolutionBwdFilterAlgo_t>(pick(perf, count, workspace_bytes, need));
-          auto call = [&] {
-            CK(cudnnConvolutionBackwardFilter(h, &alpha, xd, x, yd, y, cd, algo, ws, need, &beta, wd, w));
-          };
-          measure("bwd_filter", false, call);
-          CK(cudnnFindConvolutionBackwardFilterAlgorithmEx(h, xd, x, yd, y, cd, wd, w,
-                                                           CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, perf, ws,
-                                                           workspace_bytes));
-          algo = static_cast<cudnnConvolutionBwdFilterAlgo_t>(pick(perf, count, workspace_bytes, need));
-          measure("bwd_filter", true, call);
-        });
+        cudnnConvolutionFwdAlgoPerf_t fwd_perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        attempt("fwd", fwd_perf, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+              [&](int n, auto* p) { return cudnnGetConvolutionForwardAlgorithm_v7(h, xd, wd, cd, yd, n, &count, p); },
+              [&](int n, auto* p) {
+                return cudnnFindConvolutionForwardAlgorithmEx(h, xd, x, wd, w, cd, yd, y, n, &count, p, ws,
+                                                              workspace_bytes);
+              },
+              [&](auto algo) {
+                return cudnnConvolutionForward(h, &alpha, xd, x, wd, w, cd, algo, ws, need, &beta, yd, y);
+              });
+        cudnnConvolutionBwdDataAlgoPerf_t bwd_data_perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+        attempt("bwd_data", bwd_data_perf, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+              [&](int n, auto* p) {
+                return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, wd, yd, cd, xd, n, &count, p);
+              },
+              [&](int n, auto* p) {
+                return cudnnFindConvolutionBackwardDataAlgorithmEx(h, wd, w, yd, y, cd, xd, x, n, &count, p, ws,
+                                                                   workspace_bytes);
+              },
+              [&](auto algo) {
+                return cudnnConvolutionBackwardData(h, &alpha, wd, w, yd, y, cd, algo, ws, need, &beta, xd, x);
+              });
+        cudnnConvolutionBwdFilterAlgoPerf_t bwd_filter_perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+        attempt("bwd_filter", bwd_filter_perf, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+              [&](int n, auto* p) {
+                return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, xd, yd, cd, wd, n, &count, p);
+              },
+              [&](int n, auto* p) {
+                return cudnnFindConvolutionBackwardFilterAlgorithmEx(h, xd, x, yd, y, cd, wd, w, n, &count, p, ws,
+                                                                     workspace_bytes);
+              },
+              [&](auto algo) {
+                return cudnnConvolutionBackwardFilter(h, &alpha, xd, x, yd, y, cd, algo, ws, need, &beta, wd, w);
+              });
       }
   }
   cudnnDestroyConvolutionDescriptor(cd);

@@ -4,7 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
+#include <initializer_list>
 
 namespace mlsim::validate {
 
@@ -31,6 +33,25 @@ GpuBenchResult read_gpu_results_json(const std::string& path) {
       throw InputError(path, where + key, "a number", v.dump());
     return v.get<double>();
   };
+  // The string `key` of `obj` (absent: `fallback`), which must be one of `choices`.
+  auto one_of = [&](const nlohmann::json& obj, const char* key, std::initializer_list<std::string> choices,
+                    const std::string& where, const std::string& fallback = "") {
+    const std::string v = obj.contains(key) && obj.at(key).is_string() ? obj.at(key).get<std::string>()
+                          : obj.contains(key)                          ? obj.at(key).dump()
+                                                                       : fallback;
+    if (std::find(choices.begin(), choices.end(), v) == choices.end()) {
+      std::string expected;
+      for (const auto& c : choices)
+        expected += (expected.empty() ? "" : " or ") + c;
+      throw InputError(path, where + key, expected, "'" + v + "'");
+    }
+    return v;
+  };
+  auto integers = [&](const nlohmann::json& obj, std::initializer_list<std::pair<const char*, int*>> fields,
+                      const std::string& where) {
+    for (auto [key, field] : fields)
+      *field = static_cast<int>(number(obj, key, where));
+  };
   if (j.value("format", std::string()) != kGpuResultsFormat)
     throw InputError(path, "format", std::string("\"") + kGpuResultsFormat + "\"",
                      j.contains("format") ? j["format"].dump() : "nothing");
@@ -50,9 +71,7 @@ GpuBenchResult read_gpu_results_json(const std::string& path) {
     const std::string at = "gemm." + std::to_string(i++) + ".";
     GemmPoint p;
     p.dtype = g.value("dtype", std::string());
-    p.m = static_cast<int>(number(g, "m", at));
-    p.n = static_cast<int>(number(g, "n", at));
-    p.k = static_cast<int>(number(g, "k", at));
+    integers(g, {{"m", &p.m}, {"n", &p.n}, {"k", &p.k}}, at);
     p.seconds = number(g, "seconds", at);
     p.spread = g.value("spread", 0.0);
     if (!(p.seconds > 0) || p.m <= 0 || p.n <= 0 || p.k <= 0)
@@ -74,22 +93,16 @@ GpuBenchResult read_gpu_results_json(const std::string& path) {
   for (const auto& c : j.contains("conv") ? j.at("conv") : nlohmann::json::array()) {
     const std::string at = "conv." + std::to_string(i++) + ".";
     ConvPoint p;
-    p.op = c.value("op", std::string());
+    p.op = one_of(c, "op", {"fwd", "bwd_data", "bwd_filter"}, at);
     p.dtype = c.value("dtype", std::string());
-    if (p.op != "fwd" && p.op != "bwd_data" && p.op != "bwd_filter")
-      throw InputError(path, at + "op", "fwd, bwd_data or bwd_filter", "'" + p.op + "'");
-    int* dims[] = {&p.n, &p.c, &p.h, &p.w, &p.k, &p.r, &p.s, &p.stride, &p.pad};
-    const char* names[] = {"n", "c", "h", "w", "k", "r", "s", "stride", "pad"};
-    for (size_t d = 0; d < 9; ++d)
-      *dims[d] = static_cast<int>(number(c, names[d], at));
+    integers(c, {{"n", &p.n}, {"c", &p.c}, {"h", &p.h}, {"w", &p.w}, {"k", &p.k}, {"r", &p.r}, {"s", &p.s},
+                 {"stride", &p.stride}, {"pad", &p.pad}}, at);
     p.seconds = number(c, "seconds", at);
     p.spread = c.value("spread", 0.0);
-    p.layout = c.value("layout", std::string("nhwc"));
+    p.layout = one_of(c, "layout", {"nhwc", "nchw"}, at, "nhwc");
     p.autotuned = c.value("autotuned", false);
     if (!(p.seconds > 0) || p.n <= 0 || p.c <= 0 || p.k <= 0 || p.stride <= 0 || p.out_h() <= 0 || p.out_w() <= 0)
       throw InputError(path, at.substr(0, at.size() - 1), "positive dims, stride and time", c.dump());
-    if (p.layout != "nhwc" && p.layout != "nchw")
-      throw InputError(path, at + "layout", "nhwc or nchw", "'" + p.layout + "'");
     r.conv.push_back(p);
   }
   r.norm_note = j.value("norm_note", std::string());
@@ -97,19 +110,10 @@ GpuBenchResult read_gpu_results_json(const std::string& path) {
   for (const auto& c : j.contains("norm") ? j.at("norm") : nlohmann::json::array()) {
     const std::string at = "norm." + std::to_string(i++) + ".";
     NormPoint p;
-    p.op = c.value("op", std::string());
-    p.dtype = c.value("dtype", std::string());
-    p.layout = c.value("layout", std::string());
-    if (p.op != "fwd" && p.op != "bwd")
-      throw InputError(path, at + "op", "fwd or bwd", "'" + p.op + "'");
-    if (p.layout != "nhwc" && p.layout != "nchw")
-      throw InputError(path, at + "layout", "nhwc or nchw", "'" + p.layout + "'");
-    if (p.dtype != "fp32" && p.dtype != "fp16")
-      throw InputError(path, at + "dtype", "fp32 or fp16", "'" + p.dtype + "'");
-    int* dims[] = {&p.n, &p.c, &p.h, &p.w};
-    const char* names[] = {"n", "c", "h", "w"};
-    for (size_t d = 0; d < 4; ++d)
-      *dims[d] = static_cast<int>(number(c, names[d], at));
+    p.op = one_of(c, "op", {"fwd", "bwd"}, at);
+    p.dtype = one_of(c, "dtype", {"fp32", "fp16"}, at);
+    p.layout = one_of(c, "layout", {"nhwc", "nchw"}, at);
+    integers(c, {{"n", &p.n}, {"c", &p.c}, {"h", &p.h}, {"w", &p.w}}, at);
     p.seconds = number(c, "seconds", at);
     p.spread = c.value("spread", 0.0);
     if (!(p.seconds > 0) || p.n <= 0 || p.c <= 0 || p.h <= 0 || p.w <= 0)

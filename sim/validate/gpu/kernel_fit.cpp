@@ -169,10 +169,12 @@ Seconds modelled_conv_time(const ConvPoint& c, const AcceleratorSpec& acc) {
 }
 
 double modelled_norm_bytes(const NormPoint& b) {
-  // layer_builders.cpp normalization(): read twice (statistics, normalise), write once; backward_rules.cpp
-  // generic_gradient(): read input and output gradient for the reduction, again to write the data gradient.
-  const double passes = b.op == "fwd" ? 3.0 : 5.0;
-  return passes * b.elements() * (b.dtype == "fp16" ? 2.0 : 4.0);
+  LayerSpec l;
+  l.type = "batch_norm";
+  l.name = "sweep";
+  Op fwd = build_layer(l, {Shape{b.h, b.w, b.c}}, b.n).ops.front();
+  fwd.in_dtype = fwd.out_dtype = b.dtype == "fp16" ? DType::fp16 : DType::fp32; // statistics and scales stay fp32
+  return (b.op == "fwd" ? fwd : generic_gradient(fwd)).bytes().value();
 }
 
 KernelFit fit_kernel_params(const GpuBenchResult& r, const AcceleratorSpec& datasheet) {

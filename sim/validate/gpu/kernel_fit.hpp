@@ -23,7 +23,7 @@
 //   where a file has no autotuned points), at most 1.
 //   Batch norm (cuDNN, training), per layout: t = latency + bytes /
 //   (fraction x HBM x occupancy) by relative least squares, bytes as the step
-//   graph counts them (3 passes forward, 5 backward), occupancy = 1 (NHWC) or
+//   graph counts them (3 passes forward, 5 backward, and the scales), occupancy = 1 (NHWC) or
 //   C / (ceil(C / SMs) SMs) (NCHW: one channel per CTA) -> norm_fraction and
 //   norm_latency (kernel_model.hpp).
 // The table compares, per op class and dtype, the median achieved rate with

@@ -124,17 +124,15 @@ KernelParams parse_kernel_params(const ConfigNode& node) {
   p.vector_fraction = parse_fractions(node.child("vector_fraction"));
   p.memory_fraction = node.get_number("memory_fraction", 1.0, 0.01, 1.0);
   p.memory_latency = node.get_quantity<Seconds>("memory_latency", Seconds(0.0), false);
-  for (const char* layout : {"nhwc", "nchw"}) {
-    if (ConfigNode f = node.child("norm_fraction"); f.defined()) {
-      f.allow_only({"nhwc", "nchw"});
-      if (f.has(layout))
-        p.norm_fraction[layout] = f.get_number(layout, std::nullopt, 0.01, 1.0);
-    }
-    if (ConfigNode l = node.child("norm_latency"); l.defined()) {
-      l.allow_only({"nhwc", "nchw"});
-      if (l.has(layout))
-        p.norm_latency[layout] = l.get_quantity<Seconds>(layout, Seconds(0.0), false);
-    }
+  if (ConfigNode f = node.child("norm_fraction"); f.defined()) {
+    f.allow_only({"nhwc", "nchw"});
+    for (const auto& layout : f.keys())
+      p.norm_fraction[layout] = f.get_number(layout, std::nullopt, 0.01, 1.0);
+  }
+  if (ConfigNode l = node.child("norm_latency"); l.defined()) {
+    l.allow_only({"nhwc", "nchw"});
+    for (const auto& layout : l.keys())
+      p.norm_latency[layout] = l.get_quantity<Seconds>(layout, Seconds(0.0), false);
   }
   p.conv_efficiency = parse_fractions(node.child("conv_efficiency"));
   return p;
