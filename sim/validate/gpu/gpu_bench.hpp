@@ -64,17 +64,6 @@ struct ConvPoint {
   int out_w() const { return (w + 2 * pad - s) / stride + 1; }
   // The same multiply-adds in each direction: N x K x P x Q x C x R x S.
   double flops() const { return 2.0 * n * k * out_h() * out_w() * double(c) * r * s; }
-  // As the implicit GEMM it runs (m x n x k): fwd N*P*Q x K x C*R*S; bwd_data N*H*W x C x K*R*S;
-  // bwd_filter K x C*R*S x N*P*Q (cuDNN developer guide, "Convolution Formulas").
-  void gemm_dims(double& m, double& n_, double& k_) const {
-    const double pq = double(out_h()) * out_w(), hw = double(h) * w, crs = double(c) * r * s;
-    if (op == "fwd")
-      m = n * pq, n_ = k, k_ = crs;
-    else if (op == "bwd_data")
-      m = n * hw, n_ = c, k_ = double(k) * r * s;
-    else
-      m = k, n_ = crs, k_ = n * pq;
-  }
 };
 
 // One batch normalisation (training): N x C x H x W activations, forward (statistics, then normalise) or

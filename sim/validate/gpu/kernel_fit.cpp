@@ -282,9 +282,10 @@ KernelFit fit_kernel_params(const GpuBenchResult& r, const AcceleratorSpec& data
     for (const auto& b : r.norm)
       if (b.layout == layout) {
         const double occupancy = b.layout == "nchw" ? channel_occupancy(p.sm_count, b.c) : 1.0;
-        x.push_back({modelled_norm_bytes(b) / (bw * occupancy)});
+        const double bytes = modelled_norm_bytes(b);
+        x.push_back({bytes / (bw * occupancy)});
         y.push_back(b.seconds);
-        achieved.push_back(modelled_norm_bytes(b) / b.seconds);
+        achieved.push_back(bytes / b.seconds);
         dtype = b.dtype;
       }
     if (y.size() < 2)
