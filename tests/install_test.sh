@@ -25,6 +25,17 @@ env -u MLSIM_PRESET_DIR "$bin" run "$share/scenarios/quickstart.yaml" --no-recom
   --quiet --json "$tmp/out.json"
 grep -q '"throughput_samples_per_s"' "$tmp/out.json"
 
+# The GPU module is installed beside the binary's lib/ and the installed mlsim loads that copy.
+if [ -f "$build/libmlsim-gpu.so" ]; then
+  test -f "$tmp/prefix/lib/mlsim/libmlsim-gpu.so"
+  set +e
+  LD_DEBUG=files "$bin" calibrate --quick --gpu required --out "$tmp/gpu.yaml" >/dev/null 2>"$tmp/ld"
+  set -e
+  grep -q "file=$tmp/prefix/lib/mlsim/libmlsim-gpu.so" "$tmp/ld" ||
+    { echo "FAIL: the installed mlsim did not load the installed GPU module"; grep -m3 mlsim-gpu "$tmp/ld"; exit 1; }
+  echo "ok: the installed GPU module loads"
+fi
+
 # MLSIM_PRESET_DIR wins; a folder without presets is exit 2 with a message, not a crash.
 mkdir "$tmp/empty"
 set +e

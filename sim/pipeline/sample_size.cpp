@@ -16,6 +16,14 @@ SampleSizeDistribution SampleSizeDistribution::spread(Kind kind, Bytes mean, Byt
   d.kind_ = kind;
   d.mean_ = mean;
   d.stddev_ = stddev;
+  const double m = mean.value(), s = stddev.value();
+  if (kind == Kind::normal)
+    d.normal_ = std::normal_distribution<double>::param_type(m, s);
+  if (kind == Kind::lognormal && m > 0) {
+    // Parameters of the underlying normal from the mean m and stddev s of the size.
+    const double sigma2 = std::log(1.0 + (s * s) / (m * m));
+    d.lognormal_ = std::lognormal_distribution<double>::param_type(std::log(m) - sigma2 / 2.0, std::sqrt(sigma2));
+  }
   return d;
 }
 
@@ -27,29 +35,22 @@ SampleSizeDistribution SampleSizeDistribution::histogram(std::vector<double> siz
   for (size_t i = 0; i < sizes.size(); ++i)
     m += sizes[i] * weights[i] / total;
   d.mean_ = Bytes(m);
+  d.bins_ = std::discrete_distribution<size_t>::param_type(weights.begin(), weights.end());
   d.bin_sizes_ = std::move(sizes);
-  d.bin_weights_ = std::move(weights);
   return d;
 }
 
 Bytes SampleSizeDistribution::draw(std::mt19937_64& rng) const {
   switch (kind_) {
   case Kind::constant: return mean_;
-  case Kind::normal: {
-    std::normal_distribution<double> n(mean_.value(), stddev_.value());
-    return Bytes(std::max(1.0, std::round(n(rng))));
-  }
-  case Kind::lognormal: {
-    // Parameters of the underlying normal from the mean m and stddev s of the size.
-    double m = mean_.value(), s = stddev_.value();
-    double sigma2 = std::log(1.0 + (s * s) / (m * m));
-    std::lognormal_distribution<double> ln(std::log(m) - sigma2 / 2.0, std::sqrt(sigma2));
-    return Bytes(std::max(1.0, std::round(ln(rng))));
-  }
+  // A fresh distribution per draw: none keeps a spare variate, so a size depends only on the
+  // generator's state (a batch's sizes are a function of its seed).
+  case Kind::normal: return Bytes(std::max(1.0, std::round(std::normal_distribution<double>()(rng, normal_))));
+  case Kind::lognormal:
+    return Bytes(std::max(1.0, std::round(std::lognormal_distribution<double>()(rng, lognormal_))));
   case Kind::histogram: break;
   }
-  std::discrete_distribution<size_t> pick(bin_weights_.begin(), bin_weights_.end());
-  return Bytes(bin_sizes_[pick(rng)]);
+  return Bytes(bin_sizes_[std::discrete_distribution<size_t>()(rng, bins_)]);
 }
 
 Bytes SampleSizeDistribution::mean() const { return mean_; }

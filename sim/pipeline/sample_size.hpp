@@ -34,7 +34,11 @@ private:
   Bytes mean_{0.0};
   Bytes stddev_{0.0};
   std::vector<double> bin_sizes_;
-  std::vector<double> bin_weights_;
+  // Each distribution's parameters, derived once (a draw is per sample: the logarithms and the
+  // histogram's cumulative table are not redone each time; the sizes drawn are the same).
+  std::normal_distribution<double>::param_type normal_;
+  std::lognormal_distribution<double>::param_type lognormal_;
+  std::discrete_distribution<size_t>::param_type bins_;
 };
 template <> struct EnumNames<SampleSizeDistribution::Kind> {
   static constexpr std::array<std::pair<SampleSizeDistribution::Kind, std::string_view>, 4> table{{

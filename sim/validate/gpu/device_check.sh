@@ -7,7 +7,8 @@
 #   bash sim/validate/gpu/device_check.sh run    # there, from the repository root, .device/ carried;
 #                                                # results go to $OUT (default /tmp/mlsim-device)
 #
-# pack: build/mlsim and build/mlsim-gpu-measure, the shared libraries mlsim
+# pack: build/mlsim, its GPU module build/libmlsim-gpu.so (found next to it)
+#   and build/mlsim-gpu-measure, the shared libraries mlsim
 #   needs that are neither glibc, the C++ runtime nor CUDA's (~42 MB), and
 #   four photos of ~1 MB for the quick calibration set.
 # run: nvidia-smi; mlsim-gpu-measure, full sweep (the GPU alone: cuBLAS GEMMs,
@@ -33,10 +34,12 @@ pack)
   rm -rf .device && mkdir -p .device/lib .device/photos
   cp build/mlsim .device/
   [ -x build/mlsim-gpu-measure ] && cp build/mlsim-gpu-measure .device/
+  [ -f build/libmlsim-gpu.so ] && cp build/libmlsim-gpu.so .device/
   ldd build/mlsim | awk '$3 ~ /^\// {print $3}' |
     grep -vE '/(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so|cuda|cublas' |
     xargs -r -I{} cp -L {} .device/lib/
-  ldd build/mlsim | awk '$1 ~ /^libcudnn\.so/ && $3 ~ /^\// {print $3}' | xargs -r -I{} cp -L {} .device/lib/
+  [ -f build/libmlsim-gpu.so ] && ldd build/libmlsim-gpu.so | awk '$1 ~ /^libcudnn\.so/ && $3 ~ /^\// {print $3}' |
+    xargs -r -I{} cp -L {} .device/lib/
   ls -S /usr/share/backgrounds/mate/*/*.jpg 2>/dev/null |
     while read -r f; do s=$(stat -c %s "$f"); [ "$s" -gt 500000 ] && [ "$s" -lt 1300000 ] && echo "$f"; done |
     head -4 | xargs -r -I{} cp {} .device/photos/

@@ -22,7 +22,9 @@
 //   activation shapes, fp16 NHWC in the persistent mode PyTorch uses for
 //   channels_last, fp32 NCHW in the spatial mode;
 //   conv_bench_nocudnn.cpp says "built without cuDNN" and measures none.
-// gpu_bench_nocuda.cpp (no toolkit) says "built without CUDA".
+// In mlsim these run inside the GPU module, loaded on the first call
+// (gpu_module.hpp); without the toolkit, or without the module, probe_gpu
+// says why and the rest throw that reason.
 // Ignores: multiple GPUs (device 0 only), clocks and power states, MIG.
 #pragma once
 
