@@ -4,6 +4,7 @@
 #include "sim/core/base/errors.hpp"
 #include "sim/hardware/disk_server.hpp"
 #include "sim/pipeline/pipeline_counters.hpp"
+#include "sim/pipeline/seed_sequence.hpp"
 
 #include <simgrid/s4u.hpp>
 
@@ -67,10 +68,9 @@ std::vector<double> InputPipeline::draw_batch(int gpu, long index) {
   const JobContext& job = *s_.job;
   int rank = s_.first_rank + gpu;
   // Coordinated reads: every trainer of a round gets a batch drawn from the same sizes.
-  std::seed_seq seq = job.pipeline->coordinated_reads
-                          ? std::seed_seq{static_cast<unsigned>(job.run->seed), 0x9e37u, static_cast<unsigned>(index)}
-                          : std::seed_seq{static_cast<unsigned>(job.run->seed), static_cast<unsigned>(rank + 1),
-                                          static_cast<unsigned>(index)};
+  const SeedSequence<3> seq{static_cast<unsigned>(job.run->seed),
+                            job.pipeline->coordinated_reads ? 0x9e37u : static_cast<unsigned>(rank + 1),
+                            static_cast<unsigned>(index)};
   std::mt19937_64 rng(seq);
   std::vector<double> sizes(static_cast<size_t>(job.pipeline->batch_size));
   for (auto& s : sizes)
@@ -98,7 +98,7 @@ void InputPipeline::fill_shuffle_buffer() {
   for (size_t k = 0; k < p.stages.size(); ++k) {
     if (p.stages[k].kind != StageKind::shuffle)
       continue;
-    std::seed_seq seq{static_cast<unsigned>(s_.job->run->seed), 0x5u, static_cast<unsigned>(s_.node_id)};
+    const SeedSequence<3> seq{static_cast<unsigned>(s_.job->run->seed), 0x5u, static_cast<unsigned>(s_.node_id)};
     std::mt19937_64 rng(seq);
     long id = next_batch_id_++;
     Pending& pend = pending_[id]; // no accelerator receives it
