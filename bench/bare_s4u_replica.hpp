@@ -3,11 +3,11 @@
 // One node: a dispatcher reads `chunks` chunks per step (the node's batch) once every accelerator's
 // buffer has a free slot, up to `chunks` reads in flight and the rest waiting, each from the disk (its
 // accesses and bytes shared with the other reads in flight, then the per-request latency), served as
-// mlsim serves it: sim/hardware/disk_server.hpp is itself plain s4u (one actor per disk, semaphores
-// and timeouts, a read's end run by that actor: it queues the chunk for the workers and starts the
-// next waiting read), so the replica uses it as it is; `chunks` workers, slots of a pool as in mlsim
+// mlsim serves it: sim/hardware/disk_server.hpp is itself plain SimGrid (a server per disk whose
+// steps run on the engine's timers, a read's end run by that step: it queues the chunk for the
+// workers and starts the next waiting read), so the replica uses it as it is; `chunks` workers, slots of a pool as in mlsim
 // (sim/pipeline/slot_queue.hpp: no actor per worker), submit a chunk's CPU work to the node's cores,
-// served as mlsim serves them (sim/hardware/core_server.hpp, plain s4u as well: one actor per node,
+// served as mlsim serves them (sim/hardware/core_server.hpp, plain SimGrid as well: one server per node,
 // the epyc-7742's 128 cores at speed 1, no co-running slowdown, the default balance delay), whose
 // completion takes the worker's next chunk; the last chunk of a batch puts a collate task at the head
 // of the queue, and the worker that takes it hands the batch to the 8 trainers; a trainer copies its batch over its PCIe link,

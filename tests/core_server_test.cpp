@@ -239,7 +239,7 @@ struct Bench {
     zone->seal();
   }
   // Runs `body` in an actor at `t`; the actor then lives until t = 100, after every piece here: the
-  // server's actor is a daemon, and the simulation ends with the last other actor.
+  // server's steps end with the job's actors, and the simulation ends with the last other actor.
   void at(double t, std::function<void()> body) {
     sg4::Actor::create("at", home, [t, body = std::move(body)] {
       sg4::this_actor::sleep_until(t);

@@ -39,7 +39,8 @@ void CoreServer::MinTree::set(size_t i, double v) {
 
 CoreServer::CoreServer(const CpuSpec& spec, sg4::Host* home)
     : spec_(spec), home_(home), queues_(spec.cores), cores_(static_cast<size_t>(spec.cores)),
-      ends_(static_cast<size_t>(spec.cores)), pull_pending_(static_cast<size_t>(spec.cores), false) {
+      ends_(static_cast<size_t>(spec.cores)), pull_pending_(static_cast<size_t>(spec.cores), false),
+      wakeup_(home, [this](double reached) { step(reached); }) {
   set_rate();
 }
 
@@ -66,14 +67,7 @@ void CoreServer::submit(Seconds core_seconds, long thread, Completion done) {
     arriving_.push_back({now + spec_.busy_wake_delay.value(), core_seconds.value(), thread, std::move(done)});
   else
     enter(core_seconds.value(), thread, std::move(done));
-  // Simcalls only from here (changed() may wake the server, spawning is one): other actors may run at
-  // each and add pieces of their own, which may move pieces_.
   changed();
-  if (!started_) {
-    started_ = true;
-    wake_ = sg4::Semaphore::create(0);
-    spawn_actor(home_->get_name() + ".cores", home_, [this] { serve(); })->daemonize();
-  }
 }
 
 bool CoreServer::wakes_on_busy_cores(long thread, double now) {
@@ -147,29 +141,26 @@ void CoreServer::complete(long id) {
   done(); // may submit: `p` may dangle from here
 }
 
-void CoreServer::serve() {
-  double reached = -kNever; // the time of the timer that woke the server (SimGrid's clock may be an ulp short)
-  for (;;) {
-    advance(std::max(sg4::Engine::get_clock(), reached));
-    complete_ended(); // completions may simcall: other actors may run, end or add pieces meanwhile
-    const double next = next_event();
-    planned_ = next;
-    sleeping_ = true;
-    bool timed_out = false;
-    if (next == kNever)
-      wake_->acquire();
-    else
-      timed_out = wake_->acquire_timeout(std::max(0.0, next - sg4::Engine::get_clock()));
-    sleeping_ = false;
-    reached = timed_out ? next : -kNever;
-  }
+// `reached`: the time the step was planned for (SimGrid's clock may be an ulp short of it).
+void CoreServer::step(double reached) {
+  stepping_ = true;
+  advance(std::max(sg4::Engine::get_clock(), reached));
+  complete_ended(); // completions may submit pieces: changed() leaves the planning to this step
+  stepping_ = false;
+  const double next = next_event();
+  if (next == kNever)
+    wakeup_.cancel();
+  else
+    wakeup_.at(next);
 }
 
 void CoreServer::changed() {
-  if (sleeping_ && (!ended_.empty() || next_event() < planned_)) {
-    sleeping_ = false;
-    wake_->release();
-  }
+  if (stepping_)
+    return;
+  if (!ended_.empty()) // pieces ended at this instant: complete them at it
+    wakeup_.at(sg4::Engine::get_clock());
+  else if (const double next = next_event(); next < wakeup_.planned())
+    wakeup_.at(next);
 }
 
 void CoreServer::advance(double now) {

@@ -17,16 +17,19 @@
 // The same times as a one-core SimGrid host per core, an exec per piece, a pstate of speed v * e(B) on
 // every core switched when B changes and a balancing actor that sleeps until each pull is due (the
 // form this replaces), up to rounding. Why not that form: every change of B re-solved every running
-// exec of the node, and each piece cost an exec, a host per core and a wake-up of the balancer. Here one
-// actor per node keeps the pieces and sleeps until the next end, pull or delayed arrival, or until an
-// arrival brings one forward; the engine sees one timer per node and no variable per piece.
-// A piece needs no actor: submit() hands the server a completion, which the server runs in its own actor
-// once the piece is removed (so a pool of W workers costs no W actors, and a chunk no wake-up of one);
-// run() is submit() for an actor that waits. A piece belongs to a thread, a key of the caller's (an
-// actor's pid for run()): the thread's last core is where its next piece prefers to go, and a thread
-// whose previous piece ended at this instant never stopped running (no busy_wake_delay).
-// Every event due by `now` is applied by whichever actor touches the server first (an arrival, or the
-// server's own timer), in time order, ends before pulls before delayed arrivals at the same instant: the
+// exec of the node, and each piece cost an exec, a host per core and a wake-up of the balancer. Here the
+// server keeps the pieces and plans its next step at the next end, pull or delayed arrival, or earlier
+// when an arrival brings one forward; the engine sees one planned step per node and no variable per
+// piece.
+// A piece needs no actor: submit() hands the server a completion, which the server runs once the piece
+// is removed (so a pool of W workers costs no W actors, and a chunk no wake-up of one); run() is
+// submit() for an actor that waits. The server needs no actor either: its steps run on the engine's
+// timers (server_wakeup.hpp), at its next event or at the instant a change needs one. A piece belongs
+// to a thread, a key of the caller's (an actor's pid for run()): the thread's last core is where its
+// next piece prefers to go, and a thread whose previous piece ended at this instant never stopped
+// running (no busy_wake_delay).
+// Every event due by `now` is applied by whatever touches the server first (an arrival, or the
+// server's own step), in time order, ends before pulls before delayed arrivals at the same instant: the
 // state at an instant does not depend on which actor SimGrid runs first. Pieces ending together are
 // completed in arrival order, each removed just before its completion runs. S restarts at 0 whenever
 // a core empties, so its rounding stays relative to the pieces present.
@@ -36,6 +39,7 @@
 #include "sim/core/base/units.hpp"
 #include "sim/hardware/cpu.hpp"
 #include "sim/hardware/run_queues.hpp"
+#include "sim/hardware/server_wakeup.hpp"
 
 #include <simgrid/forward.h>
 
@@ -49,11 +53,11 @@ namespace mlsim {
 
 class CoreServer {
 public:
-  // The server's actor lives on `home` (it only waits there).
+  // `home`: the node's host (where the end-of-run sentinel of server_wakeup.hpp may live).
   CoreServer(const CpuSpec& spec, simgrid::s4u::Host* home);
 
-  // Runs in the server's actor when a piece's work is done, after the piece left its core. It must not
-  // block; it may submit pieces.
+  // Runs when a piece's work is done (in the engine, not in an actor), after the piece left its core. It
+  // must not block; it may submit pieces.
   using Completion = std::function<void()>;
 
   // Places `core_seconds` of reference-core work of `thread` on the node's cores now (or busy_wake_delay
@@ -110,7 +114,7 @@ private:
     Completion done;
   };
 
-  void serve();                                // the server's loop
+  void step(double reached);                   // applies the events due by then, completes, plans the next
   void advance(double now);                    // applies every event due by `now`, in time order
   void elapse(double to);                      // moves W to time `to`
   void touch(size_t core);                     // brings the core's S up to the present W
@@ -120,7 +124,7 @@ private:
   double next_event() const;                   // the earliest end, pull or delayed arrival
   void pull(size_t core);                      // the dry `core` takes a piece, if one can move
   void ran_dry(size_t core);                   // `core`'s last piece left: it takes one now or after the delay
-  void changed();                              // after a change: wakes the server if its timer is now late
+  void changed();                              // after a change: brings the server's step forward if needed
   void set_rate() { rate_ = core_rate(queues_.busy()); }
   bool wakes_on_busy_cores(long thread, double now); // busy_wake_delay applies (cpu_scheduler.hpp)
   void enter(double work, long thread, Completion done); // the piece joins a core now
@@ -145,10 +149,8 @@ private:
   double now_ = 0.0;                           // the time of work_
   double work_ = 0.0;                          // W at now_
   double rate_ = 0.0;                          // r at the present B
-  simgrid::s4u::SemaphorePtr wake_;            // released by a change that brings the server's timer forward
-  bool sleeping_ = false;
-  double planned_ = 0.0;                       // while sleeping: when the server's timer expires
-  bool started_ = false;
+  bool stepping_ = false;                      // in step(): it plans its next step after the completions
+  ServerWakeup wakeup_;
 };
 
 } // namespace mlsim

@@ -14,7 +14,7 @@
 //   on the 2-core development VM, HZ 250); the default is 4 ms, one tick at
 //   HZ 250. balance_delay 0 models an immediate pull.
 //   Every core runs at v * e(B), B = busy cores of the node, e from cpu.hpp: a
-//   piece slows down or speeds up with its neighbours. One actor per node keeps
+//   piece slows down or speeds up with its neighbours. One server per node keeps
 //   the run queues and serves the pieces' times in closed form
 //   (core_server.hpp, run_queues.hpp); the balance pulls are its timed events.
 //   A core that runs n >= 2 pieces gets shared_core_efficiency(n) of its

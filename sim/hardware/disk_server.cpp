@@ -20,7 +20,8 @@ bool due_by(double due, double now) { return due - now <= 1e-12 * std::max(1.0, 
 } // namespace
 
 DiskServer::DiskServer(const DiskSpec& spec, sg4::Host* home)
-    : spec_(spec), home_(home), accesses_(spec.random_read_iops), bytes_(spec.sequential_read.value()) {}
+    : spec_(spec), home_(home), accesses_(spec.random_read_iops), bytes_(spec.sequential_read.value()),
+      wakeup_(home, [this](double reached) { step(reached); }) {}
 
 void DiskServer::read(double accesses, Bytes bytes) {
   const sg4::SemaphorePtr done = sg4::Semaphore::create(0);
@@ -29,11 +30,6 @@ void DiskServer::read(double accesses, Bytes bytes) {
 }
 
 void DiskServer::submit(double accesses, Bytes bytes, Completion done) {
-  if (!started_) {
-    started_ = true;
-    wake_ = sg4::Semaphore::create(0);
-    spawn_actor(home_->get_name() + ".server", home_, [this] { serve(); })->daemonize();
-  }
   const double now = sg4::Engine::get_clock();
   long id = static_cast<long>(reads_.size());
   if (free_ids_.empty())
@@ -60,29 +56,21 @@ void DiskServer::submit(double accesses, Bytes bytes, Completion done) {
   else
     end_bytes(id, now);
   arrived_ = true;
-  if (sleeping_) { // reads arriving together wake the server once
-    sleeping_ = false;
-    wake_->release();
-  }
+  if (!stepping_) // reads arriving together take one step, at this instant
+    wakeup_.at(now);
 }
 
-void DiskServer::serve() {
-  double reached = -kNever; // the time of the timer that woke the server (SimGrid's clock may be an ulp short)
-  for (;;) {
-    const double clock = sg4::Engine::get_clock();
-    const double next = finish_due(std::max(clock, reached)).at;
+// `reached`: the time the step was planned for (SimGrid's clock may be an ulp short of it).
+void DiskServer::step(double reached) {
+  stepping_ = true;
+  double next = kNever;
+  do { // completions that submit reads: take them in at this instant, as for any arrival
+    next = finish_due(std::max(sg4::Engine::get_clock(), reached)).at;
     reached = -kNever;
-    if (arrived_) // completions submitted reads: take them in at this instant, as for any arrival
-      continue;
-    sleeping_ = true;
-    bool timed_out = false;
-    if (next == kNever)
-      wake_->acquire();
-    else
-      timed_out = wake_->acquire_timeout(next - clock);
-    sleeping_ = false;
-    reached = timed_out ? next : -kNever;
-  }
+  } while (arrived_);
+  stepping_ = false;
+  if (next != kNever)
+    wakeup_.at(next);
 }
 
 void DiskServer::end_accesses(long id, double at) {

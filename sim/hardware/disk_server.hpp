@@ -7,21 +7,23 @@
 // The same times as an exec of k on a host of speed IOPS and an exec of s on a host of speed
 // bandwidth, waited for both, then a sleep of k * latency (the form this replaces), up to rounding.
 // Why not those execs: with ~128 reads in flight on one disk, SimGrid re-solved the sharing of all
-// of them at every arrival and every end (its solver was most of a 1x8 run's time). Here one actor
-// per disk keeps the reads, computes their ends in closed form, and sleeps until the next read is
-// done or a new one arrives; the engine sees one timer per disk and no variable per read.
+// of them at every arrival and every end (its solver was most of a 1x8 run's time). Here the server
+// keeps the reads, computes their ends in closed form, and plans its next step at the next read's
+// end or at the instant a new one arrives; the engine sees one planned step per disk and no variable
+// per read.
 // Finding the next read done walks the two resources' ends in time order (processor sharing keeps
 // their order as reads arrive) and stops once no read left can be done sooner: a few steps per
 // event, not one per read in flight.
 // A read needs no actor of its own: submit() hands the server a completion, which the server runs
-// in its own actor when the read is done (so a node's read stage of R reads in flight costs no R
-// actors); read() is submit() for an actor that waits. The server's actor starts with the first
-// read and lives on the disk's own host (nothing else runs there, so its timers touch no other
-// resource). Ignores: what disk.hpp ignores.
+// when the read is done (so a node's read stage of R reads in flight costs no R actors); read() is
+// submit() for an actor that waits. The server needs no actor either: its steps run on the engine's
+// timers (server_wakeup.hpp), one at the next read's end, one at the instant reads arrive. Ignores:
+// what disk.hpp ignores.
 #pragma once
 
 #include "sim/hardware/disk.hpp"
 #include "sim/hardware/processor_sharing.hpp"
+#include "sim/hardware/server_wakeup.hpp"
 
 #include <simgrid/forward.h>
 
@@ -33,8 +35,9 @@ namespace mlsim {
 
 class DiskServer {
 public:
-  // Runs in the server's actor when a read is done, once every read done at that instant has left the
-  // disk, in the order they were done (ties: arrival order). It must not block; it may submit reads.
+  // Runs when a read is done (in the engine, not in an actor), once every read done at that instant has
+  // left the disk, in the order they were done (ties: arrival order). It must not block; it may submit
+  // reads.
   using Completion = std::function<void()>;
 
   DiskServer(const DiskSpec& spec, simgrid::s4u::Host* home);
@@ -62,7 +65,7 @@ private:
     long order, id;
     bool operator>(const Due& o) const { return at != o.at ? at > o.at : order > o.order; }
   };
-  void serve();                // the server's loop
+  void step(double reached);   // completes the reads done by then and plans the next step
   Due next_due();              // the read done first if no other arrives (id -1: none in flight)
   // Completes the reads done by `now`, in the order they were done; returns the next one to be done as
   // it was before the completions ran (they may submit reads).
@@ -81,9 +84,8 @@ private:
   std::multiset<double> delays_;  // of the reads in flight: the least bounds next_due's walk
   std::vector<Completion> finished_; // finish_due's scratch
   bool arrived_ = false;             // a read arrived since the last finish_due
-  simgrid::s4u::SemaphorePtr wake_; // released by an arrival while the server sleeps
-  bool sleeping_ = false;
-  bool started_ = false;
+  bool stepping_ = false;            // in step(): its loop takes the reads its completions submit
+  ServerWakeup wakeup_;
 };
 
 } // namespace mlsim
