@@ -38,7 +38,7 @@ void CoreServer::MinTree::set(size_t i, double v) {
 }
 
 CoreServer::CoreServer(const CpuSpec& spec, sg4::Host* home)
-    : spec_(spec), home_(home), queues_(spec.cores), cores_(static_cast<size_t>(spec.cores)),
+    : spec_(spec), queues_(spec.cores), cores_(static_cast<size_t>(spec.cores)),
       ends_(static_cast<size_t>(spec.cores)), pull_pending_(static_cast<size_t>(spec.cores), false),
       wakeup_(home, [this](double reached) { step(reached); }) {
   set_rate();

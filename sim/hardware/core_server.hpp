@@ -133,7 +133,6 @@ private:
   long new_piece();
 
   CpuSpec spec_;
-  simgrid::s4u::Host* home_;
   RunQueues queues_;
   std::vector<Core> cores_;
   MinTree ends_;                               // by core: W_end

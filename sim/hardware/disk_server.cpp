@@ -13,14 +13,11 @@ namespace sg4 = simgrid::s4u;
 namespace mlsim {
 
 namespace {
-constexpr double kNever = std::numeric_limits<double>::infinity();
-// A timer shorter than this would wake the server later than asked: SimGrid rounds sleeps up to its
-// timing precision (1e-9 s). A read due within a few ulps of now is served now.
-bool due_by(double due, double now) { return due - now <= 1e-12 * std::max(1.0, now); }
+constexpr double kNever = kNeverDue; // server_timer.hpp: due_by, the rule both servers and their steps keep
 } // namespace
 
 DiskServer::DiskServer(const DiskSpec& spec, sg4::Host* home)
-    : spec_(spec), home_(home), accesses_(spec.random_read_iops), bytes_(spec.sequential_read.value()),
+    : spec_(spec), accesses_(spec.random_read_iops), bytes_(spec.sequential_read.value()),
       wakeup_(home, [this](double reached) { step(reached); }) {}
 
 void DiskServer::read(double accesses, Bytes bytes) {

@@ -75,7 +75,6 @@ private:
   void settle(long id); // both parts of a read have ended: its end is fixed
 
   DiskSpec spec_;
-  simgrid::s4u::Host* home_;
   ProcessorSharing accesses_, bytes_;
   std::vector<Read> reads_;     // by id (a slot, reused once its read is done)
   std::vector<long> free_ids_;

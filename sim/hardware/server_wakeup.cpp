@@ -1,7 +1,6 @@
 #include "sim/hardware/server_wakeup.hpp"
 
 #include "sim/core/base/engine.hpp"
-#include "sim/hardware/server_timer.hpp"
 
 #include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u.hpp>
@@ -59,7 +58,7 @@ void start_sentinel(sg4::Host* home) {
 } // namespace
 
 ServerWakeup::ServerWakeup(sg4::Host* home, std::function<void(double)> step)
-    : home_(home), step_(std::move(step)), when_(kNeverDue) {}
+    : home_(home), step_(std::move(step)) {}
 
 ServerWakeup::~ServerWakeup() {
   cancel();
@@ -67,18 +66,16 @@ ServerWakeup::~ServerWakeup() {
 }
 
 void ServerWakeup::cancel() {
-  if (planned_)
+  if (is_planned())
     plan().steps.erase(slot_);
-  planned_ = false;
   when_ = kNeverDue;
 }
 
 void ServerWakeup::at(double when) {
-  if (planned_ && when == when_)
+  if (when == when_)
     return;
   cancel();
   when_ = when;
-  planned_ = true;
   slot_ = plan().steps.emplace(when, this);
   plan().arm();
   start_sentinel(home_); // last: creating an actor is a simcall, others may run and plan meanwhile

@@ -2,9 +2,9 @@
 // maestro) instead of by an actor sleeping until then.
 //
 // The disk and core servers (disk_server.hpp, core_server.hpp) each had one actor that slept until
-// its next event or until an arrival woke it: ~300 wake-ups per step of a 1 node x 8 run, each two
-// context switches and a timed semaphore wait. A kernel timer calls the step directly: measured on
-// the 2-core VM, 0.5 us per wake-up against 1.4 us for an actor's timed wait (bench/actor_cost).
+// its next event or until an arrival woke it: ~270 wake-ups per step of a 1 node x 8 run, each two
+// context switches and a timed semaphore wait. A kernel timer calls the step directly
+// (`build/bench/actor_cost wakeups N` times both forms).
 // The step must not block (the servers' completions already must not); simcalls from it run at
 // once (maestro executes them in place), so actors it releases run after it, at the same instant.
 //
@@ -18,6 +18,8 @@
 // therefore cancelled when a daemon sentinel actor, started with the first wake-up, is killed.
 // An exception from a step stops the run as an actor's would (engine.hpp).
 #pragma once
+
+#include "sim/hardware/server_timer.hpp"
 
 #include <simgrid/forward.h>
 
@@ -40,6 +42,7 @@ public:
   void cancel();
   // When the planned step runs (infinity: none planned).
   double planned() const { return when_; }
+  bool is_planned() const { return when_ != kNeverDue; }
 
   // Runs every step due by now (the kernel timer's callback).
   static void run_due();
@@ -48,9 +51,8 @@ private:
   void fire(double at);
   simgrid::s4u::Host* home_;
   std::function<void(double)> step_;
-  double when_;
-  bool planned_ = false;
-  std::multimap<double, ServerWakeup*>::iterator slot_; // in the plan, while planned_
+  double when_ = kNeverDue;
+  std::multimap<double, ServerWakeup*>::iterator slot_; // in the plan, while is_planned()
 };
 
 } // namespace mlsim

@@ -15,7 +15,6 @@ SampleSizeDistribution SampleSizeDistribution::spread(Kind kind, Bytes mean, Byt
   SampleSizeDistribution d;
   d.kind_ = kind;
   d.mean_ = mean;
-  d.stddev_ = stddev;
   const double m = mean.value(), s = stddev.value();
   if (kind == Kind::normal)
     d.normal_ = std::normal_distribution<double>::param_type(m, s);

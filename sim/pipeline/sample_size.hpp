@@ -32,7 +32,6 @@ public:
 private:
   Kind kind_ = Kind::constant;
   Bytes mean_{0.0};
-  Bytes stddev_{0.0};
   std::vector<double> bin_sizes_;
   // Each distribution's parameters, derived once (a draw is per sample: the logarithms and the
   // histogram's cumulative table are not redone each time; the sizes drawn are the same).
