@@ -40,8 +40,56 @@ TEST(Recorder, KeepsEverySpanByDefault) {
   EXPECT_EQ(rec.spans().size(), 5u);
 }
 
-// The input analysis reads the trainers' waits and the pipeline's reads from spans: a run with a trace
-// (every span) and one without (only those) give the same bytes. The quickstart reads from disk both
+TEST(CounterSlot, AddsToTheNamedCounterAndSurvivesNewTotals) {
+  mlsim::Recorder rec;
+  mlsim::CounterSlot slot(rec, mlsim::CounterName("a.bytes"));
+  EXPECT_TRUE(rec.counters().empty()); // never added to: absent, as with Recorder::add
+  slot.add(2);
+  rec.add(mlsim::CounterName("a.bytes"), 3);
+  slot.add(5);
+  EXPECT_EQ(rec.counter(mlsim::CounterName("a.bytes")), 10.0);
+  rec.replace_counters({{"a.bytes", 100.0}, {"b", 1.0}});
+  slot.add(1); // the slot still points at the kept counter
+  EXPECT_EQ(rec.counter(mlsim::CounterName("a.bytes")), 101.0);
+  EXPECT_EQ(rec.counter(mlsim::CounterName("b")), 1.0);
+  rec.replace_counters({{"a.bytes", 7.0}});
+  EXPECT_EQ(rec.counters().size(), 1u); // "b" removed
+}
+
+TEST(BusyPeriods, MergesOverlappingAndTouchingActivities) {
+  mlsim::BusyPeriods b;
+  b.begin(0); // [0, 2] and [1, 3] overlap, [3, 4] touches them: one period [0, 4]
+  b.begin(1);
+  b.end(2);
+  b.end(3);
+  b.begin(3);
+  b.end(4);
+  b.begin(5); // a gap, then [5, 6]
+  b.end(6);
+  using P = std::vector<std::pair<double, double>>;
+  EXPECT_EQ(b.periods(), (P{{0, 4}, {5, 6}}));
+  EXPECT_FALSE(b.open());
+  b.begin(7); // still in progress at the end: open, ending at its last end so far
+  b.begin(8);
+  b.end(9);
+  EXPECT_TRUE(b.open());
+  EXPECT_EQ(b.periods().back(), std::make_pair(7.0, 9.0));
+}
+
+TEST(Recorder, KeepsOnlyTheBusyPeriodsAsked) {
+  mlsim::Recorder rec;
+  rec.keep_only_busy({"node/reads"});
+  ASSERT_NE(rec.busy("node/reads"), nullptr);
+  EXPECT_EQ(rec.busy("other/reads"), nullptr);
+  rec.busy("node/reads")->begin(1);
+  rec.busy("node/reads")->end(2);
+  ASSERT_NE(rec.find_busy("node/reads"), nullptr);
+  EXPECT_EQ(rec.find_busy("node/reads")->periods().size(), 1u);
+  EXPECT_EQ(rec.find_busy("other/reads"), nullptr);
+}
+
+// The input analysis reads the trainers' waits from their step records and the pipeline's reads from
+// busy periods, never spans: a run with a trace (every span) and one without (none) give the same bytes. The quickstart reads from disk both
 // while the trainers wait and ahead of them, so both read figures are non-zero and would change if the
 // filter lost the read spans.
 TEST(Recorder, FiguresWithAndWithoutATraceAreTheSame) {

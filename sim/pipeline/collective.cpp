@@ -231,21 +231,35 @@ void Communicator::start() {
   if (group_->ranks.size() < 2)
     return;
   sg4::Host* host = group_->ranks[static_cast<size_t>(rank_)];
+  auto* rec = group_->recorder;
+  track_ = rec->intern(host->get_name() + "/allreduce");
+  span_name_ = rec->intern(to_string(group_->algorithm) + " all-reduce");
+  category_ = rec->intern("collective");
   spawn_actor(host->get_name() + ".nccl", host, [this] { run(); })->daemonize();
 }
 
 void Communicator::submit(double bytes) {
-  ++submitted_;
-  if (group_->ranks.size() < 2) {
-    done_->release();
-    return;
+  if (group_->ranks.size() >= 2) // alone: nothing to reduce
+    held_.push_back(bytes);
+}
+
+void Communicator::hand_over() {
+  for (double bytes : held_) {
+    buckets_.push_back(bytes);
+    ++handed_;
+    ready_->release();
   }
-  buckets_.push_back(bytes);
-  ready_->release();
+  held_.clear();
 }
 
 void Communicator::wait_all() {
-  for (; waited_ < submitted_; ++waited_)
+  if (!held_.empty() && finished_ == handed_) { // the actor is idle: reduce them here
+    for (double bytes : held_)
+      reduce(bytes);
+    held_.clear();
+  }
+  hand_over();
+  for (; waited_ < handed_; ++waited_)
     done_->acquire();
 }
 
@@ -306,24 +320,25 @@ void Communicator::parameter_server(double bytes) {
   g.barrier->wait();
 }
 
+void Communicator::reduce(double bytes) {
+  group_->barrier->wait();
+  double t0 = sg4::Engine::get_clock();
+  switch (group_->algorithm) {
+  case CollectiveAlgorithm::ring: ring(bytes); break;
+  case CollectiveAlgorithm::hierarchical: hierarchical(bytes); break;
+  case CollectiveAlgorithm::tree: tree(bytes); break;
+  case CollectiveAlgorithm::parameter_server: parameter_server(bytes); break;
+  }
+  group_->recorder->span(track_, span_name_, category_, t0, sg4::Engine::get_clock());
+}
+
 void Communicator::run() {
-  auto* rec = group_->recorder;
-  uint32_t track = rec->intern(group_->ranks[static_cast<size_t>(rank_)]->get_name() + "/allreduce");
-  uint32_t name = rec->intern(to_string(group_->algorithm) + " all-reduce");
-  uint32_t cat = rec->intern("collective");
   for (;;) {
     ready_->acquire();
     double bytes = buckets_.front();
     buckets_.pop_front();
-    group_->barrier->wait();
-    double t0 = sg4::Engine::get_clock();
-    switch (group_->algorithm) {
-    case CollectiveAlgorithm::ring: ring(bytes); break;
-    case CollectiveAlgorithm::hierarchical: hierarchical(bytes); break;
-    case CollectiveAlgorithm::tree: tree(bytes); break;
-    case CollectiveAlgorithm::parameter_server: parameter_server(bytes); break;
-    }
-    rec->span(track, name, cat, t0, sg4::Engine::get_clock());
+    reduce(bytes);
+    ++finished_;
     done_->release();
   }
 }

@@ -97,16 +97,22 @@ struct CollectiveGroup {
   double closed_form_time(double bytes) const;
 };
 
+// One rank's NCCL-like communicator. Buckets are reduced one after another, in submission order, by
+// the rank's communicator actor while the trainer computes; a bucket submitted just before the trainer
+// waits, with the actor idle, has nothing to overlap with and is reduced by the waiting trainer itself
+// (the same flows at the same times, without handing it to the actor and back).
 class Communicator {
 public:
   Communicator(CollectiveGroup* group, int rank);
 
   void start();               // creates the actor that runs buckets (a daemon)
-  void submit(double bytes);  // trainer: this bucket's gradients are ready
+  void submit(double bytes);  // trainer: this bucket's gradients are ready (held until hand_over())
+  void hand_over();           // trainer: about to compute or block: the actor reduces the held buckets
   void wait_all();            // trainer: blocks until every submitted bucket is reduced
 
 private:
   void run();
+  void reduce(double bytes); // one bucket, in the calling actor; records its span
   void ring(double bytes);
   void hierarchical(double bytes);
   void tree(double bytes);
@@ -116,11 +122,14 @@ private:
 
   CollectiveGroup* group_;
   int rank_;
-  std::deque<double> buckets_;
+  std::vector<double> held_;   // submitted, not yet handed to the actor
+  std::deque<double> buckets_; // handed to the actor
   simgrid::s4u::SemaphorePtr ready_;
   simgrid::s4u::SemaphorePtr done_;
-  long submitted_ = 0;
-  long waited_ = 0;
+  long handed_ = 0;   // buckets handed to the actor
+  long finished_ = 0; // of those, reduced
+  long waited_ = 0;   // of those, waited for by the trainer
+  uint32_t track_ = 0, span_name_ = 0, category_ = 0;
 };
 
 } // namespace mlsim

@@ -4,12 +4,11 @@
 #include "sim/core/base/errors.hpp"
 #include "sim/hardware/disk_server.hpp"
 #include "sim/pipeline/pipeline_counters.hpp"
-#include "sim/pipeline/seed_sequence.hpp"
+#include "sim/pipeline/draw_seed.hpp"
 
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
-#include <numeric>
 
 namespace sg4 = simgrid::s4u;
 
@@ -18,7 +17,8 @@ namespace mlsim {
 InputPipeline::InputPipeline(Setup setup)
     : s_(std::move(setup)), flow_(*s_.job->pipeline, *s_.job->dataset, s_.node->spec->cpu),
       read_queue_([this](int slot, Chunk c) { start_read(slot, std::move(c)); }),
-      map_queue_([this](int worker, Chunk c) { begin_work(worker, std::move(c)); }) {
+      map_queue_([this](int worker, Chunk c) { begin_work(worker, std::move(c)); }),
+      counters_(*s_.recorder, *s_.job->pipeline) {
   const JobContext& job = *s_.job;
   const PipelineSpec& p = *job.pipeline;
   int cores = 0;
@@ -50,6 +50,23 @@ InputPipeline::InputPipeline(Setup setup)
   shard_bytes_ = shard_samples_ * job.dataset->sample_size.mean().value();
   for (const auto& st : p.stages)
     stage_names_.push_back(s_.recorder->intern(st.name));
+  input_category_ = s_.recorder->intern("input");
+  read_span_ = s_.recorder->intern(pipeline_spans::read());
+  collate_span_ = s_.recorder->intern("collate");
+  reading_ = s_.recorder->busy(pipeline_busy::reads(s_.node->name));
+}
+
+InputPipeline::Counters::Counters(Recorder& rec, const PipelineSpec& p)
+    : read_ram_bytes(rec, pipeline_counters::read_ram_bytes()),
+      read_storage_bytes(rec, pipeline_counters::read_storage_bytes()),
+      read_samples(rec, pipeline_counters::read_samples()),
+      read_busy_seconds(rec, pipeline_counters::read_busy_seconds()),
+      collate_core_seconds(rec, pipeline_counters::collate_core_seconds()),
+      batches(rec, pipeline_counters::batches()) {
+  for (const auto& st : p.stages) {
+    stage_core_seconds.emplace_back(rec, pipeline_counters::stage_core_seconds(st.name));
+    stage_samples.emplace_back(rec, pipeline_counters::stage_samples(st.name));
+  }
 }
 
 void InputPipeline::start() {
@@ -64,18 +81,21 @@ void InputPipeline::start() {
   rec->add(pipeline_counters::workers(), workers_);
 }
 
-std::vector<double> InputPipeline::draw_batch(int gpu, long index) {
+void InputPipeline::draw_batch(int gpu, long index, std::span<double> sizes) const {
   const JobContext& job = *s_.job;
-  int rank = s_.first_rank + gpu;
+  const int rank = s_.first_rank + gpu;
   // Coordinated reads: every trainer of a round gets a batch drawn from the same sizes.
-  const SeedSequence<3> seq{static_cast<unsigned>(job.run->seed),
-                            job.pipeline->coordinated_reads ? 0x9e37u : static_cast<unsigned>(rank + 1),
-                            static_cast<unsigned>(index)};
-  std::mt19937_64 rng(seq);
-  std::vector<double> sizes(static_cast<size_t>(job.pipeline->batch_size));
-  for (auto& s : sizes)
-    s = job.dataset->sample_size.draw(rng).value();
-  return sizes;
+  const std::uint64_t stream = job.pipeline->coordinated_reads ? 0x9e37u : static_cast<std::uint64_t>(rank + 1);
+  std::mt19937_64 rng = draw_engine(static_cast<std::uint64_t>(job.run->seed), stream, static_cast<std::uint64_t>(index));
+  job.dataset->sample_size.draw(rng, sizes);
+}
+
+void InputPipeline::add_samples(Chunk& c, std::span<const double> sizes) {
+  for (double s : sizes) {
+    c.stored_bytes += s;
+    c.largest = std::max(c.largest, s);
+  }
+  c.samples += static_cast<double>(sizes.size());
 }
 
 // The node's samples read so far decide the epoch: epoch 1 reads storage.
@@ -98,20 +118,22 @@ void InputPipeline::fill_shuffle_buffer() {
   for (size_t k = 0; k < p.stages.size(); ++k) {
     if (p.stages[k].kind != StageKind::shuffle)
       continue;
-    const SeedSequence<3> seq{static_cast<unsigned>(s_.job->run->seed), 0x5u, static_cast<unsigned>(s_.node_id)};
-    std::mt19937_64 rng(seq);
+    std::mt19937_64 rng = draw_engine(static_cast<std::uint64_t>(s_.job->run->seed), 0x5u,
+                                      static_cast<std::uint64_t>(s_.node_id));
     long id = next_batch_id_++;
     Pending& pend = pending_[id]; // no accelerator receives it
-    size_t chunk = std::max<size_t>(1, static_cast<size_t>(p.batch_size) / static_cast<size_t>(chunks_per_batch_));
+    const long chunk = std::max(1L, p.batch_size / chunks_per_batch_);
     long left = p.stages[k].buffer_samples;
-    pend.chunks_left = static_cast<int>((left + static_cast<long>(chunk) - 1) / static_cast<long>(chunk));
-    while (left > 0) {
+    pend.chunks_left = static_cast<int>((left + chunk - 1) / chunk);
+    std::vector<double> sizes(static_cast<size_t>(std::max(0L, left)));
+    s_.job->dataset->sample_size.draw(rng, sizes);
+    for (long lo = 0; lo < static_cast<long>(sizes.size()); lo += chunk) {
       Chunk c;
       c.batch_id = id;
       c.end_stage = k;
       c.from_ram = read_from_ram(0); // the fill reads where the first epoch reads (a dataset in RAM too)
-      for (size_t i = 0; i < chunk && left > 0; ++i, --left)
-        c.stored_bytes.push_back(s_.job->dataset->sample_size.draw(rng).value());
+      add_samples(c, std::span<const double>(sizes).subspan(static_cast<size_t>(lo),
+                                                             static_cast<size_t>(std::min(chunk, left - lo))));
       readers_ > 0 ? to_read(std::move(c)) : to_map(std::move(c));
     }
     return;
@@ -125,42 +147,42 @@ void InputPipeline::dispatch() {
   // element-parallel pipelines (tf.data) build the node's global batch and split it.
   bool per_accelerator = s_.job->pipeline->whole_batch_workers;
   const double p_batch = static_cast<double>(s_.job->pipeline->batch_size);
+  std::vector<std::vector<int>> groups;
+  if (per_accelerator)
+    for (int g = 0; g < gpus; ++g)
+      groups.push_back({g});
+  else {
+    groups.emplace_back();
+    for (int g = 0; g < gpus; ++g)
+      groups.back().push_back(g);
+  }
+  const size_t per_gpu = static_cast<size_t>(s_.job->pipeline->batch_size);
   long node_batch = 0;
   for (long index = 0; s_.batches_per_queue < 0 || index < s_.batches_per_queue; ++index) {
-    std::vector<std::vector<int>> groups;
-    if (per_accelerator)
-      for (int g = 0; g < gpus; ++g)
-        groups.push_back({g});
-    else {
-      groups.emplace_back();
-      for (int g = 0; g < gpus; ++g)
-        groups.back().push_back(g);
-    }
     for (const auto& group : groups) {
-      std::vector<double> sizes;
-      for (int g : group) {
-        s_.queues[static_cast<size_t>(g)]->acquire_token();
-        auto part = draw_batch(g, index);
-        sizes.insert(sizes.end(), part.begin(), part.end());
+      const size_t n = per_gpu * group.size();
+      sizes_.resize(n);
+      for (size_t k = 0; k < group.size(); ++k) {
+        s_.queues[static_cast<size_t>(group[k])]->acquire_token();
+        draw_batch(group[k], index, std::span<double>(sizes_).subspan(k * per_gpu, per_gpu));
       }
       long id = next_batch_id_++;
       Pending& pend = pending_[id];
       pend.gpus = group;
       pend.index = index;
       // Element-parallel: the node's batch is split among the workers (one chunk each).
-      int chunks = static_cast<int>(std::min<size_t>(static_cast<size_t>(chunks_per_batch_), sizes.size()));
+      int chunks = static_cast<int>(std::min<size_t>(static_cast<size_t>(chunks_per_batch_), n));
       pend.chunks_left = chunks;
       bool hit = cache_hit(node_batch);
       bool ram = hit || read_from_ram(node_batch);
       const long epoch = static_cast<long>(static_cast<double>(node_batch) * p_batch / shard_samples_);
       node_batch += static_cast<long>(group.size());
-      size_t n = sizes.size();
       for (int c = 0; c < chunks; ++c) {
         Chunk chunk;
         chunk.batch_id = id;
         size_t lo = n * static_cast<size_t>(c) / static_cast<size_t>(chunks);
         size_t hi = n * static_cast<size_t>(c + 1) / static_cast<size_t>(chunks);
-        chunk.stored_bytes.assign(sizes.begin() + static_cast<long>(lo), sizes.begin() + static_cast<long>(hi));
+        add_samples(chunk, std::span<const double>(sizes_).subspan(lo, hi - lo));
         chunk.from_ram = ram;
         chunk.epoch = epoch;
         chunk.first_stage = hit ? flow_.after_cache() : 0;
@@ -171,9 +193,7 @@ void InputPipeline::dispatch() {
 }
 
 double InputPipeline::read_bytes(const Chunk& c) const {
-  const double n = static_cast<double>(c.stored_bytes.size());
-  const double stored = std::accumulate(c.stored_bytes.begin(), c.stored_bytes.end(), 0.0);
-  return c.first_stage > 0 ? flow_.trace_chunk(n, stored).bytes_after[c.first_stage - 1] : stored;
+  return c.first_stage > 0 ? flow_.bytes_after(c.first_stage - 1, c.samples, c.stored_bytes) : c.stored_bytes;
 }
 
 DiskServer& InputPipeline::dataset_disk() const {
@@ -183,7 +203,7 @@ DiskServer& InputPipeline::dataset_disk() const {
 }
 
 void InputPipeline::read_from(const Chunk& c, double bytes, sg4::Host* where) {
-  const double n = static_cast<double>(c.stored_bytes.size());
+  const double n = c.samples;
   if (c.from_ram) {
     sg4::this_actor::exec_init(bytes)->set_host(ram_of_.at(where))->wait(); // the reader's own RAM
   } else if (s_.job->dataset->location == DataLocation::remote) {
@@ -198,13 +218,21 @@ void InputPipeline::read_from(const Chunk& c, double bytes, sg4::Host* where) {
   }
 }
 
+double InputPipeline::begin_read() {
+  const double now = sg4::Engine::get_clock();
+  if (reading_)
+    reading_->begin(now);
+  return now;
+}
+
 void InputPipeline::record_read(const Chunk& c, double bytes, uint32_t track, double start) {
   const double end = sg4::Engine::get_clock();
-  auto* rec = s_.recorder;
-  rec->span(track, rec->intern(pipeline_spans::read()), rec->intern("input"), start, end);
-  rec->add(c.from_ram ? pipeline_counters::read_ram_bytes() : pipeline_counters::read_storage_bytes(), bytes);
-  rec->add(pipeline_counters::read_samples(), static_cast<double>(c.stored_bytes.size()));
-  rec->add(pipeline_counters::read_busy_seconds(), end - start);
+  if (reading_)
+    reading_->end(end);
+  s_.recorder->span(track, read_span_, input_category_, start, end);
+  (c.from_ram ? counters_.read_ram_bytes : counters_.read_storage_bytes).add(bytes);
+  counters_.read_samples.add(c.samples);
+  counters_.read_busy_seconds.add(end - start);
 }
 
 void InputPipeline::to_read(Chunk c) {
@@ -212,8 +240,8 @@ void InputPipeline::to_read(Chunk c) {
 }
 
 void InputPipeline::read_local_disk(Chunk c, ReadDone then) {
-  const double start = sg4::Engine::get_clock(), bytes = read_bytes(c);
-  const double n = static_cast<double>(c.stored_bytes.size());
+  const double start = begin_read(), bytes = read_bytes(c);
+  const double n = c.samples;
   dataset_disk().submit(n, Bytes(bytes), [start, bytes, c = std::move(c), then = std::move(then)]() mutable {
     then(std::move(c), start, bytes);
   });
@@ -248,7 +276,7 @@ void InputPipeline::slot_loop(int slot) {
   for (;;) {
     r.handed->acquire();
     Chunk c = std::move(r.chunk);
-    const double start = sg4::Engine::get_clock(), bytes = read_bytes(c);
+    const double start = begin_read(), bytes = read_bytes(c);
     read_from(c, bytes, here);
     end_read(slot, std::move(c), start, bytes);
   }

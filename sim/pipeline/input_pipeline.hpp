@@ -53,6 +53,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <span>
 #include <vector>
 
 namespace mlsim {
@@ -78,7 +79,9 @@ public:
 private:
   struct Chunk {
     long batch_id = 0;
-    std::vector<double> stored_bytes;
+    double samples = 0;      // how many
+    double stored_bytes = 0; // their sizes in storage, summed
+    double largest = 0;      // the largest one's stored size (padding to the longest)
     bool from_ram = false;       // page cache or cache stage hit
     size_t first_stage = 0;      // stages before it were cached
     size_t end_stage = static_cast<size_t>(-1); // stages from here on are not run (shuffle-buffer fill)
@@ -106,6 +109,15 @@ private:
   // to its node's cores with a completion; a step that waits on SimGrid activities (start-up, its own
   // read from RAM or remote storage, sending a batch, any CPU work under the fair policy) runs in an
   // actor of its own, started the first time the slot needs one.
+  // A chunk being mapped: its stage costs and what it adds to its batch once done.
+  struct Mapping {
+    std::vector<double> cost; // core-seconds per stage
+    double total = 0, samples = 0, out_bytes = 0, max_bytes = 0;
+    double start = 0;
+    long batch_id = 0;
+    size_t first_stage = 0;
+  };
+
   struct WorkerSlot {
     uint32_t track = 0;
     simgrid::s4u::Host* host = nullptr;
@@ -117,6 +129,7 @@ private:
     bool starting = false;               // begin_work() runs for it
     bool has_next = false;               // `next` came while it did
     Chunk next;
+    Mapping mapping;                     // the chunk it maps
   };
 
   void dispatch();
@@ -132,7 +145,8 @@ private:
   // Reads `c` from the dataset's local disk; `then(c, start, bytes)` runs in the disk server when done.
   using ReadDone = std::function<void(Chunk c, double start, double bytes)>;
   void read_local_disk(Chunk c, ReadDone then);
-  void record_read(const Chunk& c, double bytes, uint32_t track, double start);
+  double begin_read();  // now, when a read starts
+  void record_read(const Chunk& c, double bytes, uint32_t track, double start); // when it has ended
 
   // The workers (input_pipeline_workers.cpp).
   void start_workers();
@@ -148,11 +162,13 @@ private:
   double startup_cost() const;
   bool needs_startup(const WorkerSlot& w, const Chunk& c) const;
   void map_chunk(int worker, const Chunk& c);
+  void end_map(int worker); // its chunk's CPU work is done: record it, count it in its batch
   void collate(int worker, long batch_id);
   void hand_over(int worker, const Batch& b, const std::vector<int>& gpus); // sends it first if remote
   void push_batch(const Batch& b, const std::vector<int>& gpus);
   void cpu_work(int worker, double core_seconds, CpuScheduler::Completion then); // `then` once done
-  std::vector<double> draw_batch(int gpu, long index);
+  void draw_batch(int gpu, long index, std::span<double> sizes) const; // the batch's sample sizes
+  static void add_samples(Chunk& c, std::span<const double> sizes);
   bool read_from_ram(long node_batch) const;
   bool cache_hit(long node_batch) const;
 
@@ -173,7 +189,17 @@ private:
   std::map<long, Pending> pending_;
   long next_batch_id_ = 0;
   double shard_samples_ = 0, shard_bytes_ = 0;
-  std::vector<size_t> stage_names_;
+  // Interned once: names of the spans recorded per chunk and their category.
+  std::vector<uint32_t> stage_names_;
+  uint32_t input_category_ = 0, read_span_ = 0, collate_span_ = 0;
+  BusyPeriods* reading_ = nullptr; // while any read is in progress; null: not recorded
+  // The counters added to per chunk and per batch (pipeline_counters.hpp).
+  struct Counters {
+    Counters(Recorder& rec, const PipelineSpec& p);
+    CounterSlot read_ram_bytes, read_storage_bytes, read_samples, read_busy_seconds, collate_core_seconds, batches;
+    std::vector<CounterSlot> stage_core_seconds, stage_samples; // by stage
+  } counters_;
+  std::vector<double> sizes_; // the sample sizes of the batch being dispatched
 };
 
 } // namespace mlsim

@@ -143,7 +143,7 @@ void InputPipeline::start_worker(WorkerSlot& w, const Chunk& c) {
 }
 
 void InputPipeline::read_chunk(const Chunk& c, const WorkerSlot& w) {
-  const double start = sg4::Engine::get_clock(), bytes = read_bytes(c);
+  const double start = begin_read(), bytes = read_bytes(c);
   read_from(c, bytes, w.host);
   record_read(c, bytes, w.track, start);
 }
@@ -161,53 +161,54 @@ void InputPipeline::cpu_work(int worker, double core_seconds, CpuScheduler::Comp
 }
 
 void InputPipeline::map_chunk(int worker, const Chunk& c) {
-  const PipelineSpec& p = (*s_.job->pipeline);
-  const size_t stages = p.stages.size();
-  const double n = static_cast<double>(c.stored_bytes.size());
-  const double stored = std::accumulate(c.stored_bytes.begin(), c.stored_bytes.end(), 0.0);
-  const ChunkTrace t = flow_.trace_chunk(n, stored);
-  std::vector<double> cost(stages, 0.0);
+  const size_t stages = s_.job->pipeline->stages.size();
+  WorkerSlot& w = worker_slots_[static_cast<size_t>(worker)];
+  Mapping& m = w.mapping; // until its completion, below: a worker maps one chunk at a time
+  m.cost.assign(stages, 0.0);
   for (size_t i = c.first_stage; i < std::min(stages, c.end_stage); ++i)
-    cost[i] = t.stage_cost[i];
-  const double out_bytes = t.final_bytes;
-  const double max_bytes = flow_.final_bytes(*std::max_element(c.stored_bytes.begin(), c.stored_bytes.end()));
-  const double total = std::accumulate(cost.begin(), cost.end(), 0.0);
-  const double t0 = sg4::Engine::get_clock();
-  const long batch_id = c.batch_id;
-  const size_t first_stage = c.first_stage;
-  cpu_work(worker, total, [=, this, cost = std::move(cost)] {
-    auto* rec = s_.recorder;
-    const double t1 = sg4::Engine::get_clock();
-    const uint32_t track = worker_slots_[static_cast<size_t>(worker)].track;
-    // The chunk ran as one piece of work; its span is split among the stages by their cost.
-    double at = t0;
-    for (size_t i = first_stage; i < stages; ++i) {
-      if (cost[i] <= 0)
-        continue;
-      double end = at + (t1 - t0) * cost[i] / total;
-      rec->span(track, stage_names_[i], rec->intern("input"), at, end);
-      at = end;
-    }
-    Pending& pend = pending_.at(batch_id);
-    pend.stage_cost.resize(stages, 0.0);
-    for (size_t i = 0; i < stages; ++i)
-      pend.stage_cost[i] += cost[i];
-    pend.samples += n;
-    pend.bytes += out_bytes;
-    pend.max_bytes = std::max(pend.max_bytes, max_bytes);
-    if (--pend.chunks_left == 0) { // any free worker collates: the task goes to the head of the queue
-      Chunk task;
-      task.batch_id = batch_id;
-      task.collate = true;
-      map_queue_.offer(std::move(task), /*ahead=*/true);
-    }
-    worker_done(worker);
-  });
+    m.cost[i] = flow_.stage_cost(i, c.samples, c.stored_bytes);
+  m.total = std::accumulate(m.cost.begin(), m.cost.end(), 0.0);
+  m.samples = c.samples;
+  m.out_bytes = flow_.final_bytes(c.samples, c.stored_bytes);
+  m.max_bytes = flow_.final_bytes(1, c.largest);
+  m.start = sg4::Engine::get_clock();
+  m.batch_id = c.batch_id;
+  m.first_stage = c.first_stage;
+  cpu_work(worker, m.total, [this, worker] { end_map(worker); });
+}
+
+void InputPipeline::end_map(int worker) {
+  const Mapping& m = worker_slots_[static_cast<size_t>(worker)].mapping;
+  const size_t stages = m.cost.size();
+  const double t1 = sg4::Engine::get_clock();
+  const uint32_t track = worker_slots_[static_cast<size_t>(worker)].track;
+  // The chunk ran as one piece of work; its span is split among the stages by their cost.
+  double at = m.start;
+  for (size_t i = m.first_stage; i < stages; ++i) {
+    if (m.cost[i] <= 0)
+      continue;
+    double end = at + (t1 - m.start) * m.cost[i] / m.total;
+    s_.recorder->span(track, stage_names_[i], input_category_, at, end);
+    at = end;
+  }
+  Pending& pend = pending_.at(m.batch_id);
+  pend.stage_cost.resize(stages, 0.0);
+  for (size_t i = 0; i < stages; ++i)
+    pend.stage_cost[i] += m.cost[i];
+  pend.samples += m.samples;
+  pend.bytes += m.out_bytes;
+  pend.max_bytes = std::max(pend.max_bytes, m.max_bytes);
+  if (--pend.chunks_left == 0) { // any free worker collates: the task goes to the head of the queue
+    Chunk task;
+    task.batch_id = m.batch_id;
+    task.collate = true;
+    map_queue_.offer(std::move(task), /*ahead=*/true);
+  }
+  worker_done(worker);
 }
 
 void InputPipeline::collate(int worker, long batch_id) {
   const PipelineSpec& p = (*s_.job->pipeline);
-  auto* rec = s_.recorder;
   Pending& pend = pending_.at(batch_id);
   if (pend.gpus.empty()) { // the shuffle buffer is full: nothing to deliver
     pending_.erase(batch_id);
@@ -222,15 +223,15 @@ void InputPipeline::collate(int worker, long batch_id) {
   if (p.batching.padding == BatchPadding::longest) {
     b.bytes = pend.max_bytes * b.samples;
     b.padded_fraction = b.bytes > 0 ? 1.0 - pend.bytes / shares / b.bytes : 0.0;
-    double nominal = flow_.final_bytes(s_.job->dataset->sample_size.mean().value());
+    double nominal = flow_.final_bytes(1, s_.job->dataset->sample_size.mean().value());
     b.compute_scale = nominal > 0 ? pend.max_bytes / nominal : 1.0;
   }
   const std::vector<int> gpus = pend.gpus;
   // Stage work counts for delivered batches only (the run ends with some in flight).
   for (size_t i = 0; i < pend.stage_cost.size(); ++i)
     if (pend.stage_cost[i] > 0) {
-      rec->add(pipeline_counters::stage_core_seconds(p.stages[i].name), pend.stage_cost[i]);
-      rec->add(pipeline_counters::stage_samples(p.stages[i].name), pend.samples);
+      counters_.stage_core_seconds[i].add(pend.stage_cost[i]);
+      counters_.stage_samples[i].add(pend.samples);
     }
   pending_.erase(batch_id);
   // The framework's own per-batch worker cost (collate into shared memory, pickling) adds to the collation.
@@ -240,10 +241,9 @@ void InputPipeline::collate(int worker, long batch_id) {
   const double c0 = sg4::Engine::get_clock();
   cpu_work(worker, collate, [this, worker, b, gpus, collate, c0] {
     if (collate > 0) {
-      auto* r = s_.recorder;
-      r->span(worker_slots_[static_cast<size_t>(worker)].track, r->intern("collate"), r->intern("input"), c0,
+      s_.recorder->span(worker_slots_[static_cast<size_t>(worker)].track, collate_span_, input_category_, c0,
               sg4::Engine::get_clock());
-      r->add(pipeline_counters::collate_core_seconds(), collate);
+      counters_.collate_core_seconds.add(collate);
     }
     hand_over(worker, b, gpus);
   });
@@ -270,7 +270,7 @@ void InputPipeline::hand_over(int worker, const Batch& b, const std::vector<int>
 void InputPipeline::push_batch(const Batch& b, const std::vector<int>& gpus) {
   for (int g : gpus)
     s_.queues[static_cast<size_t>(g)]->push(b);
-  s_.recorder->add(pipeline_counters::batches(), static_cast<double>(gpus.size()));
+  counters_.batches.add(static_cast<double>(gpus.size()));
 }
 
 } // namespace mlsim

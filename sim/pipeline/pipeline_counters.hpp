@@ -30,3 +30,11 @@ inline const std::string& wait_for_input() { static const std::string n = "wait 
 inline const std::string& read() { static const std::string n = "read"; return n; } // a read of samples
 
 } // namespace mlsim::pipeline_spans
+
+// Busy periods (Recorder::busy) the pipeline records and the run's metrics read.
+namespace mlsim::pipeline_busy {
+
+// While any read of the node's samples is in progress (the input analysis: read in advance or on demand).
+inline std::string reads(const std::string& node) { return node + "/reads"; }
+
+} // namespace mlsim::pipeline_busy

@@ -29,19 +29,6 @@ SampleFlow::SampleFlow(const PipelineSpec& pipeline, const DatasetSpec& dataset,
   final_slope_ = (at1.final_bytes - at0_.final_bytes) / 1e6;
 }
 
-ChunkTrace SampleFlow::trace_chunk(double n, double total_bytes) const {
-  ChunkTrace c;
-  size_t k = at0_.stage_cost.size();
-  c.stage_cost.resize(k);
-  c.bytes_after.resize(k);
-  for (size_t i = 0; i < k; ++i) {
-    c.stage_cost[i] = n * at0_.stage_cost[i] + slope_.stage_cost[i] * total_bytes;
-    c.bytes_after[i] = n * at0_.bytes_after[i] + slope_.bytes_after[i] * total_bytes;
-  }
-  c.final_bytes = n * final_at0_ + final_slope_ * total_bytes;
-  return c;
-}
-
 SampleTrace SampleFlow::trace(double stored_bytes) const {
   SampleTrace t;
   t.stored_bytes = stored_bytes;

@@ -24,24 +24,21 @@ struct SampleTrace {
   double final_bytes = 0;           // bytes entering the batch
 };
 
-// Every stage cost and output size is affine in the stored size s (costs are
-// affine in bytes and pixels, outputs are fixed, scaled or reshaped), so a set
-// of samples is summarised by their count and total size: exact, and O(stages).
-struct ChunkTrace {
-  std::vector<double> stage_cost; // core-seconds per stage for the whole chunk
-  std::vector<double> bytes_after; // total bytes after each stage
-  double final_bytes = 0;
-};
-
 class SampleFlow {
 public:
   SampleFlow(const PipelineSpec& pipeline, const DatasetSpec& dataset, const CpuSpec& cpu);
 
   SampleTrace trace(double stored_bytes) const;
-  // The same for n samples of total stored size `total_bytes` (exact, by affinity).
-  ChunkTrace trace_chunk(double n, double total_bytes) const;
-  // Final bytes of one sample of stored size s.
-  double final_bytes(double s) const { return final_at0_ + final_slope_ * s; }
+  // Every stage cost and output size is affine in the stored size s (costs are affine in bytes and
+  // pixels, outputs are fixed, scaled or reshaped), so a chunk of n samples of total stored size
+  // `total` is summarised by (n, total): exact, and O(1) per stage.
+  double stage_cost(size_t stage, double n, double total) const {
+    return n * at0_.stage_cost[stage] + slope_.stage_cost[stage] * total;
+  }
+  double bytes_after(size_t stage, double n, double total) const {
+    return n * at0_.bytes_after[stage] + slope_.bytes_after[stage] * total;
+  }
+  double final_bytes(double n, double total) const { return n * final_at0_ + final_slope_ * total; } // into the batch
   // Index of the first stage after the cache stage (0 if there is none).
   size_t after_cache() const { return after_cache_; }
   bool has_cache() const { return has_cache_; }

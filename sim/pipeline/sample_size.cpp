@@ -1,5 +1,6 @@
 #include "sim/pipeline/sample_size.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -39,17 +40,27 @@ SampleSizeDistribution SampleSizeDistribution::histogram(std::vector<double> siz
   return d;
 }
 
-Bytes SampleSizeDistribution::draw(std::mt19937_64& rng) const {
+void SampleSizeDistribution::draw(std::mt19937_64& rng, std::span<double> sizes) const {
+  const auto at_least_a_byte = [](double b) { return std::max(1.0, std::round(b)); };
   switch (kind_) {
-  case Kind::constant: return mean_;
-  // A fresh distribution per draw: none keeps a spare variate, so a size depends only on the
-  // generator's state (a batch's sizes are a function of its seed).
-  case Kind::normal: return Bytes(std::max(1.0, std::round(std::normal_distribution<double>()(rng, normal_))));
-  case Kind::lognormal:
-    return Bytes(std::max(1.0, std::round(std::lognormal_distribution<double>()(rng, lognormal_))));
+  case Kind::constant: std::fill(sizes.begin(), sizes.end(), mean_.value()); return;
+  case Kind::normal: {
+    std::normal_distribution<double> d(normal_);
+    for (double& s : sizes)
+      s = at_least_a_byte(d(rng));
+    return;
+  }
+  case Kind::lognormal: {
+    std::lognormal_distribution<double> d(lognormal_);
+    for (double& s : sizes)
+      s = at_least_a_byte(d(rng));
+    return;
+  }
   case Kind::histogram: break;
   }
-  return Bytes(bin_sizes_[std::discrete_distribution<size_t>()(rng, bins_)]);
+  std::discrete_distribution<size_t> bin(bins_);
+  for (double& s : sizes)
+    s = bin_sizes_[bin(rng)];
 }
 
 Bytes SampleSizeDistribution::mean() const { return mean_; }

@@ -19,6 +19,13 @@ bool overlapped_copy(const JobContext& job, const NodeSpec& node) {
 }
 } // namespace
 
+Trainer::Trainer(Setup setup)
+    : s_(setup), cat_input_(s_.recorder->intern("input")), cat_h2d_(s_.recorder->intern("h2d")),
+      name_wait_(s_.recorder->intern(pipeline_spans::wait_for_input())),
+      name_h2d_(s_.recorder->intern("copy batch to device")), name_receive_(s_.recorder->intern("receive batch")),
+      name_receive_pin_(s_.recorder->intern("receive and pin batch")),
+      receive_core_seconds_(*s_.recorder, pipeline_counters::receive_core_seconds()) {}
+
 void Trainer::start() {
   sg4::Host* gpu = s_.node->accelerators[static_cast<size_t>(s_.local_rank)];
   if (overlapped_copy(*s_.job, *s_.node->spec)) {
@@ -32,15 +39,14 @@ void Trainer::start() {
 void Trainer::copy_ahead() {
   sg4::Host* gpu = s_.node->accelerators[static_cast<size_t>(s_.local_rank)];
   auto* rec = s_.recorder;
-  uint32_t track = rec->intern(gpu->get_name() + "/copy"), name = rec->intern("copy batch to device");
-  uint32_t cat = rec->intern("h2d");
+  uint32_t track = rec->intern(gpu->get_name() + "/copy");
   for (long step = 0; step < s_.job->run->steps; ++step) {
     on_device_->acquire_token(); // one batch ahead of the step at most
     Batch b = s_.queue->pop();
     receive(b, track, true); // the pin-memory thread, one batch ahead
     b.copy_start = sg4::Engine::get_clock();
     s_.platform->transfer(s_.node->cpu, gpu, Bytes(b.bytes))->wait();
-    rec->span(track, name, cat, b.copy_start, sg4::Engine::get_clock());
+    rec->span(track, name_h2d_, cat_h2d_, b.copy_start, sg4::Engine::get_clock());
     on_device_->push(b);
   }
 }
@@ -50,22 +56,18 @@ void Trainer::receive(const Batch& b, uint32_t track, bool pin) {
   double work = fc.receive(b.bytes).value() + (pin ? fc.pin(b.bytes).value() : 0.0);
   if (work <= 0 && fc.receive_latency.value() <= 0)
     return;
-  auto* rec = s_.recorder;
   double t0 = sg4::Engine::get_clock();
   if (work > 0)
     s_.node->scheduler->run(Seconds(work)); // the training process's cores, not the device
   if (fc.receive_latency.value() > 0)
     sg4::this_actor::sleep_for(fc.receive_latency.value()); // the hand-off between processes: waiting, no CPU
-  rec->span(track, rec->intern(pin ? "receive and pin batch" : "receive batch"), rec->intern("input"), t0,
-            sg4::Engine::get_clock());
-  rec->add(pipeline_counters::receive_core_seconds(), work);
+  s_.recorder->span(track, pin ? name_receive_pin_ : name_receive_, cat_input_, t0, sg4::Engine::get_clock());
+  receive_core_seconds_.add(work);
 }
 
 Batch Trainer::next_batch(StepRecord& r, uint32_t track) {
   auto* rec = s_.recorder;
   sg4::Host* gpu = s_.node->accelerators[static_cast<size_t>(s_.local_rank)];
-  uint32_t cat_input = rec->intern("input"), name_wait = rec->intern(pipeline_spans::wait_for_input());
-  uint32_t cat_h2d = rec->intern("h2d"), name_h2d = rec->intern("copy batch to device");
   if (on_device_) {
     Batch batch = on_device_->pop();
     double t = sg4::Engine::get_clock();
@@ -73,22 +75,22 @@ Batch Trainer::next_batch(StepRecord& r, uint32_t track) {
     double copying_from = std::clamp(batch.copy_start, r.start, t);
     r.input = copying_from - r.start;
     r.h2d = t - copying_from;
-    rec->span(track, name_wait, cat_input, r.start, copying_from);
+    rec->span(track, name_wait_, cat_input_, r.start, copying_from);
     if (r.h2d > 0)
-      rec->span(track, name_h2d, cat_h2d, copying_from, t);
+      rec->span(track, name_h2d_, cat_h2d_, copying_from, t);
     return batch;
   }
   Batch batch = s_.queue->pop();
   receive(batch, track, pinned_copy(*s_.job, *s_.node->spec)); // inside next(): shown as input wait
   double t = sg4::Engine::get_clock();
   r.input = t - r.start;
-  rec->span(track, name_wait, cat_input, r.start, t);
+  rec->span(track, name_wait_, cat_input_, r.start, t);
   if (!pinned_copy(*s_.job, *s_.node->spec)) // pageable: the driver stages through a pinned buffer
     sg4::this_actor::exec_init(batch.bytes)->set_host(s_.node->ram_bus)->wait();
   s_.platform->transfer(s_.node->cpu, gpu, Bytes(batch.bytes))->wait();
   double t2 = sg4::Engine::get_clock();
   r.h2d = t2 - t;
-  rec->span(track, name_h2d, cat_h2d, t, t2);
+  rec->span(track, name_h2d_, cat_h2d_, t, t2);
   return batch;
 }
 
@@ -153,8 +155,10 @@ void Trainer::run() {
 
     size_t seg = 0; // first device op not yet run
     auto flush = [&](size_t upto) {
-      if (upto > seg)
+      if (upto > seg) {
+        s_.communicator->hand_over(); // reduced while the device computes
         r.device_compute += run_device_ops(seg, upto, batch.compute_scale, trace, track);
+      }
       seg = upto;
     };
     auto wait_gradients = [&] {
@@ -173,6 +177,7 @@ void Trainer::run() {
       }
       if (op.placement == OpPlacement::host) {
         flush(i);
+        s_.communicator->hand_over();
         double h0 = sg4::Engine::get_clock();
         if (op.to_host.value() > 0)
           s_.platform->transfer(gpu, cpu, op.to_host)->wait();
@@ -194,6 +199,7 @@ void Trainer::run() {
     flush(n_ops);
     if (plan.optimizer_begin >= n_ops)
       wait_gradients();
+    s_.communicator->hand_over(); // buckets after the optimizer's start: reduced during the next step
     r.end = sg4::Engine::get_clock();
     rec->step(r);
     if (s_.steady)

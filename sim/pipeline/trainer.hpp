@@ -48,7 +48,7 @@ public:
     SteadyStateMonitor* steady = nullptr; // asked before each step, told after it (fast-forward)
   };
 
-  explicit Trainer(Setup setup) : s_(setup) {}
+  explicit Trainer(Setup setup);
   void start(); // creates the actor
 
 private:
@@ -63,6 +63,9 @@ private:
 
   Setup s_;
   std::unique_ptr<BatchQueue> on_device_; // overlapped copy: batches already on the device
+  // The names of the spans recorded each step, interned once, and the receive cost's counter.
+  uint32_t cat_input_, cat_h2d_, name_wait_, name_h2d_, name_receive_, name_receive_pin_;
+  CounterSlot receive_core_seconds_;
 };
 
 } // namespace mlsim

@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace mlsim {
@@ -20,6 +21,44 @@ namespace mlsim {
 struct CounterName {
   explicit CounterName(std::string t) : text(std::move(t)) {}
   std::string text;
+};
+
+class Recorder;
+
+// A counter that a model adds to often (per chunk, per batch): its name is looked up once, on the
+// first add (a counter never added to stays absent from the report, as with Recorder::add).
+class CounterSlot {
+public:
+  CounterSlot(Recorder& recorder, CounterName name) : recorder_(&recorder), name_(std::move(name)) {}
+  inline void add(double value);
+
+private:
+  Recorder* recorder_;
+  CounterName name_;
+  double* total_ = nullptr;
+};
+
+// The periods during which at least one of a set of overlapping activities is in progress (a node's
+// reads), merged as they happen: begin() when one starts and end() when one ends, both at the current
+// simulated time (never earlier than the last call). A period that touches the previous one continues
+// it. At the end of a run the last period may still be open (activities in progress): it ends at its
+// last end() so far, and open() says so.
+class BusyPeriods {
+public:
+  void begin(double now) {
+    if (open_++ == 0 && (periods_.empty() || now > periods_.back().second))
+      periods_.emplace_back(now, now);
+  }
+  void end(double now) {
+    --open_;
+    periods_.back().second = now;
+  }
+  const std::vector<std::pair<double, double>>& periods() const { return periods_; }
+  bool open() const { return open_ > 0; }
+
+private:
+  std::vector<std::pair<double, double>> periods_;
+  long open_ = 0;
 };
 
 struct Span {
@@ -57,27 +96,46 @@ public:
   const std::vector<Span>& spans() const { return spans_; }
   const std::vector<StepRecord>& steps() const { return steps_; }
   const std::map<std::string, double>& counters() const { return counters_; }
-  void replace_counters(std::map<std::string, double> counters) { counters_ = std::move(counters); }
+  // New totals for the counters (those absent from `counters` are removed); a counter kept keeps its
+  // place, so the CounterSlots that point at it stay valid.
+  void replace_counters(const std::map<std::string, double>& counters);
+
+  // The busy periods named `what` (created empty on first use); null when busy periods are filtered
+  // and `what` is not kept.
+  BusyPeriods* busy(const std::string& what);
+  const BusyPeriods* find_busy(const std::string& what) const;
+  // Keeps only the busy periods with one of these names (those a report reads). Default: every one.
+  void keep_only_busy(const std::vector<std::string>& names);
 
   // Spans beyond this many are counted but not kept (traces of huge runs stay bounded).
   void set_span_limit(size_t limit) { span_limit_ = limit; }
   size_t dropped_spans() const { return dropped_; }
 
-  // Keeps only spans with one of these names (the ones a report reads) and ignores the others: a run
-  // whose trace nobody asked for records ~100 spans per chunk of samples, which cost a sixth of a small
-  // run's time (growing the vector, first touches of its pages). Default: every span is kept.
+  // Keeps only spans with one of these names and ignores the others (a run whose trace nobody asked
+  // for keeps none: it would record ~100 spans per chunk of samples, a sixth of a small run's time, and
+  // the reports read no span). Default: every span is kept.
   void keep_only_spans(const std::vector<std::string>& names);
 
 private:
+  friend class CounterSlot;
   std::vector<std::string> strings_;
   std::unordered_map<std::string, uint32_t> ids_;
   std::vector<Span> spans_;
   std::vector<StepRecord> steps_;
   std::map<std::string, double> counters_;
+  std::map<std::string, BusyPeriods> busy_; // std::map: a BusyPeriods stays where it is
+  bool busy_filtered_ = false;
+  std::vector<std::string> kept_busy_;
   bool filtered_ = false;
   std::vector<bool> kept_name_; // by interned id, when filtered_
   size_t span_limit_ = 2'000'000;
   size_t dropped_ = 0;
 };
+
+void CounterSlot::add(double value) {
+  if (total_ == nullptr)
+    total_ = &recorder_->counters_[name_.text]; // std::map: the node stays where it is
+  *total_ += value;
+}
 
 } // namespace mlsim

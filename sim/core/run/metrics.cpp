@@ -123,43 +123,41 @@ void stage_figures(const Scenario& sc, const SimulationOutput& out, RunMetrics& 
   }
 }
 
+// The input analysis reads the first trainer node: its first accelerator's waits for input and the
+// periods during which any of the node's reads is in progress.
+std::string first_trainer_node(const Scenario& sc) {
+  const NodeSpec& t = sc.trainer_node();
+  return t.count > 1 ? t.name + "[0]" : t.name;
+}
+
 void input_analysis(const Scenario& sc, const SimulationOutput& out, RunMetrics& m) {
   const Recorder& rec = out.recorder;
   const NodeSpec& t = sc.trainer_node();
-  std::string node0 = t.count > 1 ? t.name + "[0]" : t.name;
-  std::string gpu0 = node0 + ".gpu0";
   double steady_start = 1e300;
   long steps = 0;
+  std::vector<std::pair<double, double>> waits; // rank 0's, in time order (its steps are)
   for (const auto& r : rec.steps())
     if (r.rank == 0 && r.step >= sc.run.warmup_steps && r.end <= out.simulated_end_time) { // simulated, not fast-forwarded
       steady_start = std::min(steady_start, r.start);
       ++steps;
       m.input_analysis.enqueue += r.h2d;
+      waits.emplace_back(r.start, r.start + r.input);
     }
   if (steps == 0)
     return;
-  std::vector<std::pair<double, double>> waits;
-  std::vector<std::pair<double, double>> reads;
-  for (const auto& s : rec.spans()) {
-    if (s.end <= steady_start)
-      continue;
-    const std::string& name = rec.text(s.name);
-    const std::string& track = rec.text(s.track);
-    if (name == pipeline_spans::wait_for_input() && track == gpu0)
-      waits.emplace_back(s.start, s.end);
-    else if (name == pipeline_spans::read() && track.rfind(node0 + "/", 0) == 0)
-      reads.emplace_back(std::max(s.start, steady_start), s.end);
+  // Concurrent readers: the wall time during which any read is in progress (reads still in progress
+  // when the simulation ends count until then).
+  const BusyPeriods* reading = rec.find_busy(pipeline_busy::reads(first_trainer_node(sc)));
+  std::vector<std::pair<double, double>> periods;
+  if (reading) {
+    periods = reading->periods();
+    if (reading->open())
+      periods.back().second = std::max(periods.back().second, out.simulated_end_time);
   }
-  std::sort(waits.begin(), waits.end());
-  // Concurrent readers: the wall time during which any read is in progress.
-  std::sort(reads.begin(), reads.end());
-  std::vector<std::pair<double, double>> merged;
-  for (auto r : reads)
-    if (!merged.empty() && r.first <= merged.back().second)
-      merged.back().second = std::max(merged.back().second, r.second);
-    else
-      merged.push_back(r);
-  for (auto [a, b] : merged) {
+  for (auto [a, b] : periods) {
+    if (b <= steady_start)
+      continue;
+    a = std::max(a, steady_start);
     double overlap = 0;
     auto it = std::upper_bound(waits.begin(), waits.end(), std::make_pair(a, 1e300));
     if (it != waits.begin())
@@ -186,7 +184,7 @@ void transfer_chain(const Scenario& sc, const SimulationOutput& out, RunMetrics&
   const Recorder& rec = out.recorder;
   double T = out.end_time;
   const NodeSpec& t = sc.trainer_node();
-  std::string node0 = t.count > 1 ? t.name + "[0]" : t.name;
+  const std::string node0 = first_trainer_node(sc);
   double nodes = out.simulated_nodes; // read counters cover the simulated nodes
   auto add_link = [&](const std::string& link_name, const std::string& shown) {
     for (const auto& l : out.links)
@@ -365,9 +363,8 @@ void node_group_figures(const Scenario& sc, const SimulationOutput& out, RunMetr
 
 } // namespace
 
-const std::vector<std::string>& span_names_read_by_metrics() {
-  static const std::vector<std::string> names{pipeline_spans::wait_for_input(), pipeline_spans::read()};
-  return names;
+std::vector<std::string> busy_periods_read_by_metrics(const Scenario& scenario) {
+  return {pipeline_busy::reads(first_trainer_node(scenario))};
 }
 
 RunMetrics compute_metrics(const Scenario& sc, const SimulationOutput& out) {

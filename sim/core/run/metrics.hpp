@@ -125,8 +125,9 @@ struct RunMetrics {
 
 RunMetrics compute_metrics(const Scenario& scenario, const SimulationOutput& out);
 
-// The names of the spans compute_metrics reads (a run without a trace records only these).
-const std::vector<std::string>& span_names_read_by_metrics();
+// The busy periods compute_metrics reads (Recorder::busy; a run records only these). It reads no span:
+// a run without a trace records none.
+std::vector<std::string> busy_periods_read_by_metrics(const Scenario& scenario);
 
 // "highly" (>= 20 %), "moderately" (>= 5 %) or "not" input-bound.
 std::string classify_input_bound(double input_share);

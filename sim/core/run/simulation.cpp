@@ -32,7 +32,8 @@ SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& opt
   const JobContext job = scenario.job_context();
   Recorder& rec = out.recorder;
   if (!options.record_trace)
-    rec.keep_only_spans(span_names_read_by_metrics());
+    rec.keep_only_spans({});
+  rec.keep_only_busy(busy_periods_read_by_metrics(scenario));
 
   const NodeSpec& trainer_spec = scenario.trainer_node();
   const std::vector<const NodeSpec*> groups = scenario.trainer_groups();
@@ -159,7 +160,7 @@ SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& opt
     std::map<std::string, double> counters;
     for (const auto& [name, v] : rec.counters())
       counters[name] = grown.at(name);
-    rec.replace_counters(std::move(counters));
+    rec.replace_counters(counters);
   }
   for (auto& q : queues) // buffer levels over the simulated time (steady after the warm-up)
     out.queues.push_back(q->stats_at(simulated_end));

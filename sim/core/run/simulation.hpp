@@ -43,7 +43,7 @@ struct SimulationOutput {
 
 struct SimulationOptions {
   long trace_steps = 3;
-  // Every span, for a trace; otherwise only those the metrics read (span_names_read_by_metrics()).
+  // Every span, for a trace; otherwise none (the metrics read step records, counters and busy periods).
   bool record_trace = false;
 };
 
