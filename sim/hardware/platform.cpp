@@ -110,7 +110,7 @@ void Platform::build_node(const NodeSpec& spec, int instance, bool trainer) {
   NodeInstance node;
   node.spec = &spec;
   node.index = instance;
-  node.name = spec.count > 1 ? spec.name + "[" + std::to_string(instance) + "]" : spec.name;
+  node.name = node_instance_name(spec, instance);
   int id = next_node_id_++;
   node.cpu = zone_->create_host(node.name + ".cpu", spec.cpu.core_speed * kWorkPerSecond)->set_core_count(spec.cpu.cores);
   if (spec.cpu.all_cores_efficiency < 1.0 && spec.cpu.cores > 1) {

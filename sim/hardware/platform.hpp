@@ -60,6 +60,12 @@ struct NodeDisk {
   std::shared_ptr<DiskServer> server;
 };
 
+// The name of instance `instance` of a node spec: "gpu-node[3]", or the spec's name when it has one
+// instance. Hosts, links and trace tracks of the node are named after it.
+inline std::string node_instance_name(const NodeSpec& spec, int instance) {
+  return spec.count > 1 ? spec.name + "[" + std::to_string(instance) + "]" : spec.name;
+}
+
 struct NodeInstance {
   const NodeSpec* spec = nullptr;
   int index = 0;                       // instance index within the scenario (trainer nodes first)

@@ -157,14 +157,15 @@ void InputPipeline::dispatch() {
       groups.back().push_back(g);
   }
   const size_t per_gpu = static_cast<size_t>(s_.job->pipeline->batch_size);
+  std::vector<double> sizes; // of the batch being dispatched
   long node_batch = 0;
   for (long index = 0; s_.batches_per_queue < 0 || index < s_.batches_per_queue; ++index) {
     for (const auto& group : groups) {
       const size_t n = per_gpu * group.size();
-      sizes_.resize(n);
+      sizes.resize(n);
       for (size_t k = 0; k < group.size(); ++k) {
         s_.queues[static_cast<size_t>(group[k])]->acquire_token();
-        draw_batch(group[k], index, std::span<double>(sizes_).subspan(k * per_gpu, per_gpu));
+        draw_batch(group[k], index, std::span<double>(sizes).subspan(k * per_gpu, per_gpu));
       }
       long id = next_batch_id_++;
       Pending& pend = pending_[id];
@@ -182,7 +183,7 @@ void InputPipeline::dispatch() {
         chunk.batch_id = id;
         size_t lo = n * static_cast<size_t>(c) / static_cast<size_t>(chunks);
         size_t hi = n * static_cast<size_t>(c + 1) / static_cast<size_t>(chunks);
-        add_samples(chunk, std::span<const double>(sizes_).subspan(lo, hi - lo));
+        add_samples(chunk, std::span<const double>(sizes).subspan(lo, hi - lo));
         chunk.from_ram = ram;
         chunk.epoch = epoch;
         chunk.first_stage = hit ? flow_.after_cache() : 0;

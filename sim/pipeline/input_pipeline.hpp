@@ -199,7 +199,6 @@ private:
     CounterSlot read_ram_bytes, read_storage_bytes, read_samples, read_busy_seconds, collate_core_seconds, batches;
     std::vector<CounterSlot> stage_core_seconds, stage_samples; // by stage
   } counters_;
-  std::vector<double> sizes_; // the sample sizes of the batch being dispatched
 };
 
 } // namespace mlsim

@@ -23,7 +23,8 @@ inline CounterName stage_samples(const std::string& stage) { return CounterName(
 
 } // namespace mlsim::pipeline_counters
 
-// Span names that the run's metrics read too (the input analysis), declared once like the counters.
+// Span names the pipeline and the trainer record, declared once like the counters (the metrics read
+// no span: they read the busy periods below).
 namespace mlsim::pipeline_spans {
 
 inline const std::string& wait_for_input() { static const std::string n = "wait for input"; return n; } // a trainer without its batch

@@ -41,21 +41,14 @@ SampleSizeDistribution SampleSizeDistribution::histogram(std::vector<double> siz
 }
 
 void SampleSizeDistribution::draw(std::mt19937_64& rng, std::span<double> sizes) const {
-  const auto at_least_a_byte = [](double b) { return std::max(1.0, std::round(b)); };
+  const auto whole_bytes = [&](auto distribution) { // at least one byte each
+    for (double& s : sizes)
+      s = std::max(1.0, std::round(distribution(rng)));
+  };
   switch (kind_) {
   case Kind::constant: std::fill(sizes.begin(), sizes.end(), mean_.value()); return;
-  case Kind::normal: {
-    std::normal_distribution<double> d(normal_);
-    for (double& s : sizes)
-      s = at_least_a_byte(d(rng));
-    return;
-  }
-  case Kind::lognormal: {
-    std::lognormal_distribution<double> d(lognormal_);
-    for (double& s : sizes)
-      s = at_least_a_byte(d(rng));
-    return;
-  }
+  case Kind::normal: whole_bytes(std::normal_distribution<double>(normal_)); return;
+  case Kind::lognormal: whole_bytes(std::lognormal_distribution<double>(lognormal_)); return;
   case Kind::histogram: break;
   }
   std::discrete_distribution<size_t> bin(bins_);

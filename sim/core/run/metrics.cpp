@@ -1,5 +1,6 @@
 #include "sim/core/run/metrics.hpp"
 
+#include "sim/hardware/platform.hpp"
 #include "sim/pipeline/pipeline_counters.hpp"
 
 #include <algorithm>
@@ -125,10 +126,7 @@ void stage_figures(const Scenario& sc, const SimulationOutput& out, RunMetrics& 
 
 // The input analysis reads the first trainer node: its first accelerator's waits for input and the
 // periods during which any of the node's reads is in progress.
-std::string first_trainer_node(const Scenario& sc) {
-  const NodeSpec& t = sc.trainer_node();
-  return t.count > 1 ? t.name + "[0]" : t.name;
-}
+std::string first_trainer_node(const Scenario& sc) { return node_instance_name(sc.trainer_node(), 0); }
 
 void input_analysis(const Scenario& sc, const SimulationOutput& out, RunMetrics& m) {
   const Recorder& rec = out.recorder;
