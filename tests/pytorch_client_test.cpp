@@ -29,6 +29,13 @@ std::string temp_path(const std::string& name) {
 } // namespace
 
 TEST(PytorchClient, WithoutTorchBothCommandsSkipCleanly) {
+  const char* was = std::getenv("MLSIM_PYTHON"); // put back after: later tests in this process probe too
+  const std::string before = was ? was : "";
+  struct Restore {
+    bool had;
+    std::string value;
+    ~Restore() { had ? ::setenv("MLSIM_PYTHON", value.c_str(), 1) : ::unsetenv("MLSIM_PYTHON"); }
+  } restore{was != nullptr, before};
   ::setenv("MLSIM_PYTHON", "/bin/false", 1);
   const std::string out = temp_path("no-torch.yaml"), json = temp_path("no-torch.json");
   auto c = run_mlsim("calibrate --client pytorch --quick --out " + out);
@@ -140,7 +147,7 @@ TEST(PytorchClient, InLoopPageFaultsBecomeFreshPagesAtTheMeasuredPrice) {
   ASSERT_EQ(d.fresh_pages.pixels, (std::vector<double>{19200.0, 187500.0, 786432.0}));
   ASSERT_EQ(d.fresh_pages.pages.size(), 1u); // one batch size measured: one row
   EXPECT_EQ(d.fresh_pages.pages.front(), (std::vector<double>{0.0, 100.0, 800.0}));
-  EXPECT_DOUBLE_EQ(d.page_fault_s, pf);
+  EXPECT_NEAR(d.page_fault_s, pf, 1e-12); // the loop's own price: the same here
   EXPECT_NEAR(d.cost_s(0.2 * 786432, 786432), 50e-6 + 5e-9 * 0.2 * 786432 + 4e-9 * 786432 + 800 * pf, 1e-12);
   // Measured at two batch sizes: a row each; the validation's prediction takes its batch's row.
   nlohmann::json two = in_loop;
@@ -166,6 +173,70 @@ TEST(PytorchClient, InLoopPageFaultsBecomeFreshPagesAtTheMeasuredPrice) {
   const InLoaderResult unpriced = fit_in_loop(in_loop, plain);
   EXPECT_TRUE(unpriced.fresh_pages.empty());
   EXPECT_GT(unpriced.factor.at("torch_decode"), 1.5);
+}
+
+TEST(PytorchClient, InLoopFaultPriceIsTheLoopsOwn) {
+  // In the loop, decode works 50 us + 5 ns/B + 4 ns/px and pays 10 us a fault; the faults at one size
+  // differ between points (batches, processes). The touched price given is 15 us (as Python measures
+  // it): the price fitted in the loop, 10 us, is used, and the work's coefficients come back.
+  std::map<std::string, mlsim::validate::StageCost> costs;
+  costs["torch_decode"] = {50e-6, 5e-9, 4e-9};
+  costs["torch_decode"].regressor = "bytes+pixels";
+  const double pf = 10e-6;
+  nlohmann::json in_loop = {{"torch_decode", nlohmann::json::array()}};
+  const std::map<double, std::vector<double>> faults = {
+      {19200.0, {0, 0, 2}}, {187500.0, {0, 90, 300}}, {786432.0, {180, 650, 1400}}};
+  for (const auto& [px, counts] : faults)
+    for (size_t i = 0; i < counts.size(); ++i) {
+      const double bpp = 0.1 + 0.1 * i;
+      in_loop["torch_decode"].push_back({{"bytes", bpp * px}, {"pixels", px}, {"faults", counts[i]},
+                                         {"cost_s", 50e-6 + 5e-9 * bpp * px + 4e-9 * px + counts[i] * pf}});
+    }
+  EXPECT_NEAR(in_loop_fault_price(in_loop, costs), pf, 1e-9);
+  const InLoaderResult r = fit_in_loop(in_loop, costs, 1.5 * pf);
+  EXPECT_NEAR(r.page_fault_s, pf, 1e-9);
+  EXPECT_NEAR(r.page_fault_fitted_s, pf, 1e-9);
+  const StageCost& d = r.direct.at("torch_decode");
+  EXPECT_NEAR(d.per_sample_s, 50e-6, 1e-8);
+  EXPECT_NEAR(d.per_pixel_s, 4e-9, 1e-12);
+  // No faults anywhere: nothing to fit a price on, the touched one stays.
+  std::map<std::string, mlsim::validate::StageCost> one = {{"torch_decode", costs.at("torch_decode")}};
+  nlohmann::json flat = in_loop;
+  for (auto& pt : flat["torch_decode"]) {
+    pt["cost_s"] = pt["cost_s"].get<double>() - pt["faults"].get<double>() * pf;
+    pt["faults"] = 0;
+  }
+  const InLoaderResult unfit = fit_in_loop(flat, one, 1.5 * pf);
+  EXPECT_DOUBLE_EQ(unfit.page_fault_s, 1.5 * pf);
+  EXPECT_NEAR(unfit.direct.at("torch_decode").per_pixel_s, 4e-9, 1e-12);
+  // A fitted price far from the touched one (outside kFaultPriceBand) is not trusted.
+  const InLoaderResult far = fit_in_loop(in_loop, costs, 10 * pf);
+  EXPECT_DOUBLE_EQ(far.page_fault_s, 10 * pf);
+  EXPECT_NEAR(far.page_fault_fitted_s, pf, 1e-9);
+}
+
+TEST(PytorchClient, InLoopWorkIsFittedAgainstTheMeasuredCosts) {
+  // Decode works 50 us + 4 ns/px. At 786k px half the samples fault 1,400 pages, which cost 10 us each on
+  // average but 8-12 us on a given sample (the price varies): taking 10 us a fault out leaves a rest
+  // between 0.4 and 6 ms where the work was 3.2 ms. Weighted by the rest, the smallest rest would count
+  // ~60x the others; weighted by what was measured, the work comes back within a few percent.
+  std::map<std::string, mlsim::validate::StageCost> costs;
+  costs["torch_decode"] = {50e-6, 0.0, 4e-9};
+  costs["torch_decode"].regressor = "bytes+pixels";
+  const double pf = 10e-6;
+  nlohmann::json in_loop = {{"torch_decode", nlohmann::json::array()}};
+  const double prices[] = {0.80, 0.9, 1.0, 1.1, 1.2, 0.85, 1.15, 0.95};
+  for (double px : {19200.0, 187500.0, 480000.0, 786432.0})
+    for (int i = 0; i < 8; ++i) {
+      const double faults = px > 400000 && i % 2 == 0 ? 1400.0 * px / 786432.0 : 0.0;
+      in_loop["torch_decode"].push_back({{"bytes", 0.2 * px}, {"pixels", px}, {"faults", faults},
+                                         {"cost_s", 50e-6 + 4e-9 * px + faults * pf * prices[i]}});
+    }
+  const InLoaderResult r = fit_in_loop(in_loop, costs, pf);
+  const StageCost& d = r.direct.at("torch_decode");
+  const double at_786k = d.per_sample_s + d.per_byte_s * 0.2 * 786432 + d.per_pixel_s * 786432;
+  EXPECT_NEAR(at_786k / (50e-6 + 4e-9 * 786432), 1.0, 0.1);
+  EXPECT_GT(d.r2, 0.5);
 }
 
 TEST(PytorchClient, SharedCoreEfficiencyIsMeanRateOverOneProcesss) {

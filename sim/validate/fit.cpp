@@ -89,7 +89,16 @@ double MultiFit::eval(const std::vector<double>& x) const {
 
 MultiFit fit_multi(const std::vector<std::vector<double>>& x, const std::vector<double>& y, bool nonneg,
                    bool relative) {
-  if (x.size() != y.size() || x.empty())
+  std::vector<double> scale(y.size(), 1.0);
+  if (relative)
+    for (size_t i = 0; i < y.size(); ++i)
+      scale[i] = y[i];
+  return fit_multi_scaled(x, y, scale, nonneg);
+}
+
+MultiFit fit_multi_scaled(const std::vector<std::vector<double>>& x, const std::vector<double>& y,
+                          const std::vector<double>& scale_of, bool nonneg) {
+  if (x.size() != y.size() || x.empty() || scale_of.size() != y.size())
     throw std::invalid_argument("fit_multi: need matching, non-empty x and y");
   const size_t k = x.front().size();
   std::vector<bool> active(k, true);
@@ -105,8 +114,8 @@ MultiFit fit_multi(const std::vector<std::vector<double>>& x, const std::vector<
     Eigen::VectorXd rhs(n);
     Eigen::VectorXd scale = Eigen::VectorXd::Ones(m);
     for (Eigen::Index i = 0; i < n; ++i) {
-      const double yi = y[static_cast<size_t>(i)];
-      const double w = relative && yi > 0.0 ? 1.0 / yi : 1.0; // row scale = sqrt(1/y^2)
+      const double yi = y[static_cast<size_t>(i)], si = scale_of[static_cast<size_t>(i)];
+      const double w = si > 0.0 ? 1.0 / si : 1.0; // row scale = sqrt(1/scale^2)
       A(i, 0) = w;
       for (size_t c = 0; c < cols.size(); ++c)
         A(i, static_cast<Eigen::Index>(c) + 1) = w * x[static_cast<size_t>(i)][cols[c]];

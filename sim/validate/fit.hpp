@@ -54,6 +54,9 @@ struct MultiFit {
 // span 1000x in size, and absolute least squares would fit only the largest inputs.
 MultiFit fit_multi(const std::vector<std::vector<double>>& x, const std::vector<double>& y, bool nonneg = true,
                    bool relative = false);
+// The same with each point's residual scaled by scale[i] (weight 1/scale^2; relative: scale = y).
+MultiFit fit_multi_scaled(const std::vector<std::vector<double>>& x, const std::vector<double>& y,
+                          const std::vector<double>& scale, bool nonneg = true);
 
 // R^2 of predictions `yhat` for observations `y`.
 double r_squared(const std::vector<double>& y, const std::vector<double>& yhat);

@@ -56,6 +56,7 @@ struct InLoaderResult {
   double seconds = 0.0;                          // wall time of the measurement
   std::map<std::string, FreshPages> fresh_pages; // per stage: pages mapped fresh per sample (pytorch client)
   double page_fault_s = 0.0;                     // their price (0: faults not measured)
+  double page_fault_fitted_s = 0.0;              // the loop's own price (pytorch_calibrate.hpp; 0: none)
 };
 
 // Measures the loop over the sweep images of `images`; `isolated` are stage_bench's costs (for the factors).

@@ -17,32 +17,34 @@
 
 namespace mlsim::validate {
 
-CostFit fit_costs(const std::vector<std::vector<double>>& x, const std::vector<double>& y) {
+CostFit fit_costs(const std::vector<std::vector<double>>& x, const std::vector<double>& y,
+                  const std::vector<double>& scale) {
   CostFit c;
-  c.fit = fit_multi(x, y, true, true);
+  c.fit = scale.empty() ? fit_multi(x, y, true, true) : fit_multi_scaled(x, y, scale);
   c.quality.r2 = c.fit.r2;
   c.quality.points = static_cast<int>(y.size());
   for (size_t i = 0; i < y.size(); ++i)
-    if (y[i] > 0)
-      c.quality.max_rel_residual = std::max(c.quality.max_rel_residual, std::fabs(c.fit.residuals[i]) / y[i]);
+    if (const double s = scale.empty() ? y[i] : scale[i]; s > 0)
+      c.quality.max_rel_residual = std::max(c.quality.max_rel_residual, std::fabs(c.fit.residuals[i]) / s);
   return c;
 }
 
 StageCost fit_transform(const nlohmann::json& t) {
   const bool with_bytes = t.at("regressor") == "bytes+pixels";
   std::vector<std::vector<double>> x;
-  std::vector<double> y, spreads;
+  std::vector<double> y, scale, spreads;
   for (const auto& pt : t.at("points")) {
     if (with_bytes)
       x.push_back({pt.at("bytes").get<double>(), pt.at("pixels").get<double>()});
     else
       x.push_back({pt.at("pixels").get<double>()});
     y.push_back(pt.at("cost_s").get<double>());
+    scale.push_back(pt.value("measured_s", y.back()));
     spreads.push_back(pt.value("spread", 0.0));
   }
   if (y.empty())
     throw std::runtime_error("the pytorch client measured no points for " + t.value("name", std::string("?")));
-  const CostFit f = fit_costs(x, y);
+  const CostFit f = fit_costs(x, y, scale);
   StageCost c;
   c.per_sample_s = f.fit.a;
   c.per_byte_s = with_bytes ? f.fit.b[0] : 0.0;
@@ -85,9 +87,53 @@ CostFit fit_startup(const nlohmann::json& startup) {
 }
 } // namespace
 
+double in_loop_fault_price(const nlohmann::json& in_loop, const std::map<std::string, StageCost>& isolated) {
+  const nlohmann::json* best = nullptr;
+  bool with_bytes = false;
+  double most = 0.0;
+  for (const auto& [name, points] : in_loop.items()) {
+    auto iso = isolated.find(name);
+    if (iso == isolated.end())
+      continue;
+    std::set<double> sizes;
+    double faults = 0.0;
+    for (const auto& pt : points) {
+      sizes.insert(pt.at("pixels").get<double>());
+      faults += pt.value("faults", 0.0);
+    }
+    if (sizes.size() >= kDirectFitSizes && faults > most) {
+      best = &points;
+      most = faults;
+      with_bytes = iso->second.regressor == "bytes+pixels";
+    }
+  }
+  if (best == nullptr)
+    return 0.0;
+  std::vector<std::vector<double>> x;
+  std::vector<double> y;
+  for (const auto& pt : *best) {
+    std::vector<double> row;
+    if (with_bytes)
+      row.push_back(pt.at("bytes").get<double>());
+    row.push_back(pt.at("pixels").get<double>());
+    row.push_back(pt.value("faults", 0.0));
+    x.push_back(row);
+    y.push_back(pt.at("cost_s").get<double>());
+  }
+  return fit_costs(x, y).fit.b.back();
+}
+
 InLoaderResult fit_in_loop(const nlohmann::json& in_loop, const std::map<std::string, StageCost>& isolated,
                            double page_fault_s) {
   InLoaderResult r;
+  // The price the loop paid, where the faults explain part of its costs and it is of the measured one's
+  // order; else the measured one.
+  if (page_fault_s > 0) {
+    r.page_fault_fitted_s = in_loop_fault_price(in_loop, isolated);
+    const double k = r.page_fault_fitted_s / page_fault_s;
+    if (k >= kFaultPriceBand[0] && k <= kFaultPriceBand[1])
+      page_fault_s = r.page_fault_fitted_s;
+  }
   for (const auto& [name, raw_points] : in_loop.items()) {
     auto iso = isolated.find(name);
     if (iso == isolated.end() || raw_points.empty())
@@ -102,6 +148,8 @@ InLoaderResult fit_in_loop(const nlohmann::json& in_loop, const std::map<std::st
       nlohmann::json work = pt;
       const double faults = page_fault_s > 0 ? pt.value("faults", 0.0) : 0.0;
       work["cost_s"] = std::max(0.0, pt.at("cost_s").get<double>() - faults * page_fault_s);
+      work["measured_s"] = pt.at("cost_s"); // the fit's relative errors against what was measured: a rest
+                                            // near 0 (most of the point was faults) is noise, not a figure
       points.push_back(work);
       const double px = pt.at("pixels").get<double>();
       auto& [sum, n] = faults_at[pt.value("batch", 0.0)][px];
@@ -264,11 +312,20 @@ void add_pytorch_calibration(Profile& p, const PytorchCalibrateOptions& opt, std
   if (raw.contains("in_loop")) {
     const nlohmann::json pf = raw.value("page_fault", nlohmann::json::object());
     p.cpu.page_fault_s = pf.value("seconds", 0.0);
-    const InLoaderResult in_loop = fit_in_loop(raw.at("in_loop"), p.cpu.stage_costs, p.cpu.page_fault_s);
+    const double touched = p.cpu.page_fault_s;
+    const InLoaderResult in_loop = fit_in_loop(raw.at("in_loop"), p.cpu.stage_costs, touched);
     apply_in_loader(p.cpu.stage_costs, in_loop, "pytorch client, ");
-    fmt::print(log, "    in a DataLoader worker (the sweep's files of one size after another through the chain; "
-                    "a page fault costs {:.3g} us, spread {:.2f}):\n",
-               p.cpu.page_fault_s * 1e6, pf.value("spread", 0.0));
+    p.cpu.page_fault_s = in_loop.page_fault_s;
+    std::set<double> processes;
+    for (const auto& [name, points] : raw.at("in_loop").items())
+      for (const auto& pt : points)
+        processes.insert(pt.value("process", 0.0));
+    fmt::print(log, "    in a DataLoader worker (the sweep's files of one size after another through the chain, in {} "
+                    "fresh processes; a page fault costs {:.3g} us {}: {:.3g} us touched, spread {:.2f}, {:.3g} us "
+                    "fitted in the loop):\n",
+               processes.size(), in_loop.page_fault_s * 1e6,
+               in_loop.page_fault_s == touched ? "as touched" : "as fitted in the loop", touched * 1e6,
+               pf.value("spread", 0.0), in_loop.page_fault_fitted_s * 1e6);
     for (const auto& [name, factor] : in_loop.factor) {
       const StageCost& c = p.cpu.stage_costs.at(name);
       std::string pages;

@@ -26,8 +26,9 @@
 //                            the first indices only when all have started (torch 1.13's iterator).
 // In a DataLoader worker (the costs a worker pays): for each size of the sweep and each batch size, a fresh
 // loader with one worker takes those files through pil_loader and the whole chain, and each stage is timed
-// once per sample with its minor page faults (the client's `in_loop` points). The faults at the measured
-// price of one (`page_fault`, fresh anonymous pages touched once) are taken out of each point and tabulated
+// once per sample with its minor page faults (the client's `in_loop` points, from 3 fresh processes: the
+// faults move with the address-space layout, clients/pytorch_loader_bench.py fresh_process). The faults at
+// the price of one (`page_fault`, see fit_in_loop) are taken out of each point and tabulated
 // per input size and batch (StageCost::fresh_pages, sim/hardware/cpu.hpp says why they step and move);
 // the rest is the stage's work. A stage whose input took kDirectFitSizes or more sizes there (decode, the
 // crop) is fitted on those points directly; the others (after the crop, one input size) keep their
@@ -57,17 +58,31 @@ struct CostFit {
   MultiFit fit;
   FitQuality quality;
 };
-CostFit fit_costs(const std::vector<std::vector<double>>& x, const std::vector<double>& y);
+// Relative errors: each residual over y, or over scale[i] where given (a point's cost as measured, when
+// y is what is left of it).
+CostFit fit_costs(const std::vector<std::vector<double>>& x, const std::vector<double>& y,
+                  const std::vector<double>& scale = {});
 
 // One transform's raw points (the client's JSON) -> its stage cost.
 StageCost fit_transform(const nlohmann::json& transform);
 
 // The client's in-loop points against the isolated fits -> direct fits and factors (in_loader_bench.hpp).
 inline constexpr size_t kDirectFitSizes = 3;
-// Points with `faults` (minor page faults of the stage on that sample) are split at page_fault_s per fault:
+// Points with `faults` (minor page faults of the stage on that sample) are split at a price per fault:
 // the faults' mean per input size becomes the stage's fresh_pages, the rest its work (fitted or scaled).
+// The price is the loop's own (in_loop_fault_price) where it lies within kFaultPriceBand of page_fault_s
+// (fresh anonymous pages touched once), else page_fault_s; 0 splits nothing. On the 2-core development
+// VM: 15.1 us touched from Python, 10.1 us from C, ~11 us inside pil_loader. Splitting at the Python
+// figure took more than the decode cost out of the points that faulted most, and the fit of the rest
+// came out a constant (231 us at any size; ~2.8 ms decodes a 1024x768 JPEG there with no fault).
+inline constexpr double kFaultPriceBand[2] = {0.25, 4.0};
 InLoaderResult fit_in_loop(const nlohmann::json& in_loop, const std::map<std::string, StageCost>& isolated,
                            double page_fault_s = 0.0);
+// The price of one fault as the loop pays it: the cost of the stage with the most faults among those
+// measured at kDirectFitSizes+ sizes (decode), fitted on its regressors and its faults together (the
+// faults vary at one size between batches and processes, which sets their coefficient apart from the
+// pixels'). 0: no such stage.
+double in_loop_fault_price(const nlohmann::json& in_loop, const std::map<std::string, StageCost>& isolated);
 // The client's shared_core points -> cpu.shared_core_efficiency (shared_core_bench.hpp's fit: for k = 2, 3
 // processes on one core, the mean of their samples per CPU-second over the mean with one process, at most 1).
 std::vector<double> fit_shared_core(const nlohmann::json& shared_core);

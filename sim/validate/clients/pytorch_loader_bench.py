@@ -9,7 +9,8 @@ stdin, one answer per line on stdout (stderr is for humans). Requests ("op"):
                             inputs of several sizes; decode = torchvision's pil_loader (open, read, convert RGB)
                 in_loop     each stage's CPU time and minor page faults per sample inside a DataLoader worker:
                             the sweep's files of one size after another through pil_loader and the whole
-                            chain, every stage timed once per sample, a fresh loader per size
+                            chain, every stage timed once per sample, a fresh loader per size; the whole
+                            sweep in `in_loop_processes` fresh interpreters (see fresh_process)
                 page_fault  thread CPU time of one minor page fault (fresh anonymous pages touched once)
                 receive     CPU time of next() in the training process vs batch bytes, workers doing no image work,
                             and the wall time of next() beyond it with the batch ready (its latency)
@@ -19,7 +20,8 @@ stdin, one answer per line on stdout (stderr is for humans). Requests ("op"):
                 shared_core samples per CPU-second of 1, 2 and 3 processes running the chain on one core
   run         one validation configuration: the DataLoader (workers, batch, the transforms) feeding an emulated
               accelerator (time.sleep of a fixed step) on the allowed cores; throughput, stall, step, CPU used,
-              minor page faults of the training process and its workers per sample
+              minor page faults of the training process and its workers per sample; in a fresh interpreter,
+              as a training script starts (see fresh_process)
   quit
 Nothing here fits or judges: it measures and reports.
 """
@@ -257,21 +259,24 @@ def measure_in_loop(req):
     groups = {}
     for img in req["sweep"]:
         groups.setdefault(img["width"] * img["height"], []).append(img)
-    passes, warm = req.get("in_loop_passes", 2), 8
-    batches = req.get("in_loop_batches", [8, 32] if req.get("quick", False) else [4, 8, 16, 32, 64])
+    passes = req.get("in_loop_passes", 2)
+    batches = req.get("in_loop_batches", [8, 32] if req.get("quick", False) else [4, 8, 16, 32])
     out = {"torch_decode": []}
     out.update({name: [] for name, _ in chain})
     names = list(out)
     for batch in batches:
         for pixels in sorted(groups):
             files = groups[pixels]
-            n = warm + batch * max(1, -(-passes * len(files) // batch))
+            # Two batches of warm-up: the worker's first batches grow its heap (every live sample's buffers
+            # faulted in once), later ones reuse what the collate freed, as a training run's steady state.
+            warm = max(8, 2 * batch)
+            n = warm + batch * max(2, -(-passes * len(files) // batch))
             dl = DataLoader(InLoopDataset(files, n, chain), batch_size=batch, num_workers=1)
             seen = 0
             for _, records in dl:
                 for rec in records:
                     seen += 1
-                    if seen <= warm:  # the worker's first samples warm the interpreter and the caches up
+                    if seen <= warm:  # the interpreter, the caches and the heap warm up
                         continue
                     r = json.loads(rec)
                     for name, (by, px), (cost, faults) in zip(names, r["sizes"], r["costs"]):
@@ -414,9 +419,9 @@ def op_calibrate(req):
     shapes = [(3, 64, 64), (3, 224, 224)] if quick else [(3, 64, 64), (3, 160, 160), (3, 224, 224), (3, 320, 320)]
     batches = [8, 32] if quick else [8, 16, 32]
     n = 16 if quick else 40
-    # The in-loop points first: its workers are forked from this process and inherit its allocator's state,
-    # which should be a training script's (imports only), not that of the isolated timings' large images.
-    in_loop = measure_in_loop(req)
+    # The in-loop points in fresh processes: their workers inherit a training script's allocator state
+    # (imports only), not that of the isolated timings' large images, and a layout each (fresh_process).
+    in_loop = in_loop_fresh(req)
     res = {"ok": True, "versions": versions(), "in_loop": in_loop, "transforms": measure_transforms(req),
            "page_fault": measure_page_fault(req),
            "loader": loader_cost_points(shapes, batches, n, 2, False)}
@@ -432,6 +437,10 @@ def op_calibrate(req):
 # ---------------------------------------------------------------- run one configuration
 
 def op_run(req):
+    return fresh_process("run_here", req)
+
+
+def op_run_here(req):
     w, b, step_s = req["workers"], req["batch"], req["step_s"]
     warmup, measured = req["warmup"], req["measured"]
     total = warmup + measured
@@ -482,6 +491,42 @@ def versions():
             "python": sys.version.split()[0], "cuda": bool(torch.cuda.is_available())}
 
 
+def fresh_process(op, req):
+    """`op` on `req` in a new interpreter running this file, its answer. Why: a DataLoader's workers are
+    forked from the training process and inherit its address-space layout, which the kernel randomises
+    per exec (ASLR), and with it how often glibc hands a large image buffer pages it must fault in afresh
+    rather than pages the heap kept. On the 2-core development VM (a fault ~10 us) one worker loading
+    1024x768 JPEGs at batch 16 faulted 178, 652 and 1,366 pages per sample in three fresh processes
+    (decode 5.6 / 10.0 / 18.7 ms a sample), and 252-333 in four with randomisation off (setarch -R).
+    Measurements made in one long-lived process all share one draw of that layout: every point of a
+    calibration, every configuration of a validation, wrong together. A training run is a fresh process."""
+    import subprocess
+    child = subprocess.Popen([sys.executable, os.path.abspath(__file__)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    out, _ = child.communicate(json.dumps(dict(req, op=op)) + "\n" + json.dumps({"op": "quit"}) + "\n")
+    lines = [line for line in out.splitlines() if line.strip()]
+    if child.returncode != 0 or not lines:
+        raise RuntimeError(f"the fresh process for {op} exited with {child.returncode} and no answer")
+    ans = json.loads(lines[-1])
+    if isinstance(ans, dict) and ans.get("ok") is False:
+        raise RuntimeError(ans.get("reason", f"the fresh process for {op} failed"))
+    return ans
+
+
+def in_loop_fresh(req):
+    """measure_in_loop in `in_loop_processes` fresh interpreters (3; 2 with quick), one pass each over a
+    size group's files: the points of every layout together, each tagged with its process."""
+    n = req.get("in_loop_processes", 2 if req.get("quick", False) else 3)
+    out = {}
+    for k in range(n):
+        got = fresh_process("in_loop", dict(req, in_loop_passes=req.get("in_loop_passes", 1)))
+        for name, pts in got.items():
+            for pt in pts:
+                pt["process"] = k
+            out.setdefault(name, []).extend(pts)
+    return out
+
+
 def main():
     out = sys.stdout
     sys.stdout = sys.stderr  # anything printed by a library goes to stderr, never into the JSON stream
@@ -499,7 +544,8 @@ def main():
         else:
             try:
                 torch.set_num_threads(1)
-                ans = {"calibrate": op_calibrate, "run": op_run}[op](req)
+                ans = {"calibrate": op_calibrate, "run": op_run, "run_here": op_run_here,
+                       "in_loop": measure_in_loop}[op](req)
             except Exception as e:  # an answer, not a dead pipe
                 ans = {"ok": False, "reason": f"{type(e).__name__}: {e}"}
         out.write(json.dumps(ans) + "\n")
