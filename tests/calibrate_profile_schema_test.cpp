@@ -50,6 +50,7 @@ TEST(CalibrateProfileSchema, SectionsParseWithTheHardwareParsers) {
   EXPECT_NEAR(cpu.core_flops.value(), 50e9, 50e9 * 1e-3);
 
   Profile back = read_profile(path);
+  EXPECT_DOUBLE_EQ(back.meta.reference_spin_s, 0.0); // not measured: not written, read as 0
   ASSERT_TRUE(back.pcie.has_value());
   EXPECT_NEAR(back.pcie->bandwidth_Bps, 24e9, 24e9 * 1e-3);
   EXPECT_NEAR(back.pcie->pageable_factor, 0.4, 1e-6);

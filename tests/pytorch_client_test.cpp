@@ -316,10 +316,16 @@ TEST(PytorchClient, LoaderBoundConfigurationSimulatesToItsClosedForm) {
   // accelerator sleeps 10 ms of each; the receive is part of the wait.
   const double read = 16 * 1e5 / 10e9, interval = 0.044 + read;
   const Prediction r = mlsim_simulator_predictor(p, path, {5, 20})(c, in);
-  std::filesystem::remove(path);
   EXPECT_NEAR(r.step_time_s, interval, 1e-4);
   EXPECT_NEAR(r.throughput, 16 / interval, 0.05);
   EXPECT_NEAR(r.stall, 1 - 0.010 / interval, 0.01);
+  // Cores at 0.8 of their calibrated speed (the reference spin took 1.25x): the worker's 44 ms of CPU
+  // take 55 ms; the files' read over the RAM bus does not change.
+  JobInputs slow = in;
+  slow.host_speed = 0.8;
+  const Prediction s = mlsim_simulator_predictor(p, path, {5, 20})(c, slow);
+  std::filesystem::remove(path);
+  EXPECT_NEAR(s.step_time_s, 0.044 / 0.8 + read, 1e-4);
 }
 
 TEST(PytorchClient, DeviceBoundConfigurationPaysTheReceiveInsideNext) {
@@ -351,6 +357,7 @@ TEST(PytorchClient, QuickEndToEndWhereTorchImports) {
   const Profile p = read_profile(profile);
   ASSERT_TRUE(p.framework_costs.has_value());
   EXPECT_GT(p.framework_costs->receive_per_batch_s + p.framework_costs->receive_per_byte_s, 0.0);
+  EXPECT_GT(p.framework_costs->reference_spin_s, 0.0); // written and read back
   EXPECT_GT(p.cpu.stage_costs.at("torch_decode").cost_s(1e5, 1.875e5), 0.0);
   // Two and three processes on one core were measured: each a share of one process's rate.
   ASSERT_EQ(p.cpu.shared_core_efficiency.size(), 2u);

@@ -8,7 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sched.h>
 #include <sstream>
+#include <thread>
 
 using namespace mlsim::validate;
 
@@ -48,6 +50,20 @@ TEST(RobustMeasure, SpeedIsRelativeToTheSessionStart) {
   const RobustMeasured r = aggregate_runs({run(100, 0.2)}, {1.1}, {1.1}, 1.0, 0.10);
   EXPECT_NEAR(r.speed, 1 / 1.1, 1e-12);
   EXPECT_EQ(r.rejected, 0);
+}
+
+TEST(RobustMeasure, SpeedAgainstTheCalibration) {
+  // Runs whose reference took 1.2, 1.3 and 1.25 x 1 ms (mean of before and after): the median, 1.25 ms.
+  // Calibrated at 1 ms, the cores now run at 1 / 1.25 of that speed.
+  const RobustMeasured r = aggregate_runs({run(100, 0.2), run(90, 0.2), run(95, 0.2)}, {1.2e-3, 1.3e-3, 1.2e-3},
+                                          {1.2e-3, 1.3e-3, 1.3e-3}, 1e-3, 0.10);
+  EXPECT_NEAR(r.reference_s, 1.25e-3, 1e-15);
+  EXPECT_NEAR(speed_vs_calibration(1e-3, r.reference_s), 0.8, 1e-12);
+  EXPECT_DOUBLE_EQ(speed_vs_calibration(0.0, r.reference_s), 1.0); // a profile without a reference
+  EXPECT_GT(reference_spin_s(), 0.0); // on each allowed core, the affinity put back
+  cpu_set_t now;
+  ASSERT_EQ(sched_getaffinity(0, sizeof now, &now), 0);
+  EXPECT_EQ(CPU_COUNT(&now), static_cast<int>(std::thread::hardware_concurrency()));
 }
 
 TEST(RobustMeasure, InterleavesRepeats) {

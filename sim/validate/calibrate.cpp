@@ -7,6 +7,7 @@
 #include "sim/validate/gpu_profile.hpp"
 #include "sim/validate/host_bench.hpp"
 #include "sim/validate/in_loader_bench.hpp"
+#include "sim/validate/robust_measure.hpp"
 #include "sim/validate/shared_core_bench.hpp"
 #include "sim/validate/stage_bench.hpp"
 #include "sim/validate/stats.hpp"
@@ -141,6 +142,7 @@ Profile run_calibration(const CalibrateOptions& opt, std::ostream& log) {
   fmt::print(log, "  calibration set: {} JPEGs from mate-backgrounds in {} ({:.1f} s)\n", images.size(), cache,
              now_s() - t0);
 
+  const double ref_before = reference_spin_s(); // the cores' speed while the stage costs are measured
   StageBenchOptions sb{reps, p.cpu.cores};
   p.cpu.stage_costs = measure_loader_stages(images, sb, opt.quick);
   InLoaderOptions il;
@@ -148,6 +150,11 @@ Profile run_calibration(const CalibrateOptions& opt, std::ostream& log) {
   il.cores = p.cpu.cores;
   const InLoaderResult in_loader = measure_in_loader(images, p.cpu.stage_costs, il);
   apply_in_loader(p.cpu.stage_costs, in_loader);
+  const double ref_after = reference_spin_s();
+  p.meta.reference_spin_s = 0.5 * (ref_before + ref_after);
+  fmt::print(log, "  reference spin (the cores' speed, validate scales its predictions by it): {:.3f} ms before the "
+                  "stage costs, {:.3f} ms after\n",
+             1e3 * ref_before, 1e3 * ref_after);
   if (in_loader.loop_all_cores_efficiency > 0)
     p.cpu.all_cores_efficiency = in_loader.loop_all_cores_efficiency;
   fmt::print(log, "  in-loader costs ({:.1f} s; the loader loop, batches of {}): in loader / isolated:", in_loader.seconds,

@@ -44,6 +44,9 @@ struct JobInputs {
   // How the OS shares the cores between this job and the other tenants: per process group
   // (Linux autogroup: each session's threads together get a fair share) or per thread.
   bool group_scheduling = false;
+  // The cores' speed during the run over their speed when the profile was calibrated (a reference spin
+  // loop timed at both, robust_measure.hpp); 1: as calibrated.
+  double host_speed = 1.0;
 };
 
 } // namespace mlsim::validate

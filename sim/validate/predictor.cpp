@@ -19,10 +19,11 @@ JobCosts job_costs(const Profile& p, const JobConfig& cfg, const JobInputs& in) 
                             stage(p, "jpeg_decode", in.mean_bytes, in.mean_pixels) +
                             stage(p, "random_resized_crop", 0, in.mean_pixels) + 0.5 * stage(p, "flip", 0, out_px) +
                             stage(p, "normalize_fp32", 0, out_px) + stage(p, "collate", out_px * 12.0, 0);
-  c.loader_s = per_sample * cfg.batch_size / p.cpu.core_speed;
+  const double core_speed = p.cpu.core_speed * in.host_speed;
+  c.loader_s = per_sample * cfg.batch_size / core_speed;
   if (auto g = p.cpu.stage_costs.find("host_gemm_fp32"); g != p.cpu.stage_costs.end())
     c.consumer_s = cfg.consumer_layers * g->second.cost_s(0, 0, 2.0 * cfg.gemm_n * cfg.gemm_n * cfg.gemm_n) /
-                   p.cpu.core_speed;
+                   core_speed;
   c.eta_all = cpu_all_cores_efficiency(p.cpu); // the profile's cpu.all_cores_efficiency
   return c;
 }

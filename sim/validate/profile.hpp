@@ -153,6 +153,7 @@ struct FrameworkCostsProfile {
   std::string pin_note;     // why pin_per_byte was not measured (no CUDA), if it was not
   std::string versions;     // "torch 1.13.0, torchvision 0.14.1, PIL 9.4.0"
   std::string transforms;   // the transforms measured, "; "-separated
+  double reference_spin_s = 0.0; // the reference spin around the client's measurements (0: not measured)
 };
 
 struct ProfileMeta {
@@ -161,6 +162,9 @@ struct ProfileMeta {
   int repetitions = 0;
   double load_average = 0.0; // 1-minute load average at the start: other tenants of the machine
   double duration_s = 0.0;
+  // The reference spin loop (robust_measure.hpp) timed before and after the C++ loader's stage costs
+  // were measured, their mean (0: not measured; calibration.reference_spin).
+  double reference_spin_s = 0.0;
 };
 
 struct Profile {

@@ -129,6 +129,10 @@ Profile read_profile(const std::string& path) {
     p.meta.gpu = cal.get_string("gpu", "none");
     p.meta.date = cal.get_string("date", "");
     p.meta.mode = cal.get_string("mode", "");
+    p.meta.reference_spin_s = cal.get_quantity<Seconds>("reference_spin", Seconds(0.0), false).value();
+    if (p.framework_costs)
+      p.framework_costs->reference_spin_s =
+          cal.child("framework_fits").child("pytorch").get_quantity<Seconds>("reference_spin", Seconds(0.0), false).value();
   }
   return p;
 }

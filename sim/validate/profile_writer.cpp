@@ -128,6 +128,8 @@ void framework_fits(YAML::Emitter& y, const FrameworkCostsProfile& f) {
   fit_quality(y, "receive_latency", f.latency_fit);
   if (!f.pin_note.empty())
     y << YAML::Key << "pin_note" << YAML::Value << f.pin_note;
+  if (f.reference_spin_s > 0)
+    y << YAML::Key << "reference_spin" << YAML::Value << seconds(f.reference_spin_s);
   y << YAML::EndMap << YAML::EndMap;
 }
 } // namespace
@@ -377,6 +379,8 @@ std::string profile_to_yaml(const Profile& p) {
   y << YAML::Key << "repetitions" << YAML::Value << m.repetitions;
   y << YAML::Key << "load_average" << YAML::Value << round4(m.load_average);
   y << YAML::Key << "duration" << YAML::Value << seconds(m.duration_s);
+  if (m.reference_spin_s > 0)
+    y << YAML::Key << "reference_spin" << YAML::Value << seconds(m.reference_spin_s);
   if (p.host_measured)
     host_calibration(y, p);
   if (p.framework_costs)

@@ -3,6 +3,7 @@
 #include "sim/validate/calib_dataset.hpp"
 #include "sim/validate/client_process.hpp"
 #include "sim/validate/in_loader_bench.hpp"
+#include "sim/validate/robust_measure.hpp"
 #include "sim/validate/shared_core_bench.hpp"
 #include "sim/validate/stats.hpp"
 
@@ -286,15 +287,19 @@ void add_pytorch_calibration(Profile& p, const PytorchCalibrateOptions& opt, std
   if (!opt.transforms.empty())
     req["transforms"] = opt.transforms;
   const double t0 = now_s();
+  const double ref_before = reference_spin_s(); // the cores' speed while the client measures
   ClientProcess client(client_python(), pytorch_client_script());
   const nlohmann::json raw = client.ask(req);
+  const double ref_after = reference_spin_s();
   if (!raw.value("ok", false))
     throw std::runtime_error("the pytorch client failed: " + raw.value("reason", std::string("no reason given")));
   const auto& v = raw.at("versions");
   FrameworkCostsProfile f = fit_framework_costs(raw);
+  f.reference_spin_s = 0.5 * (ref_before + ref_after);
   f.versions = fmt::format("torch {}, torchvision {}, PIL {}, python {}", v.value("torch", "?"),
                            v.value("torchvision", "?"), v.value("pil", "?"), v.value("python", "?"));
-  fmt::print(log, "  pytorch client ({}; {:.1f} s):\n", f.versions, now_s() - t0);
+  fmt::print(log, "  pytorch client ({}; {:.1f} s; reference spin {:.3f} ms before, {:.3f} ms after):\n", f.versions,
+             now_s() - t0, 1e3 * ref_before, 1e3 * ref_after);
   fmt::print(log, "    {:<32} {:>10} {:>10} {:>10} {:>7} {:>8} {:>6}\n", "stage (core-s/sample)", "per_smpl",
              "per_B", "per_px", "R^2", "max|res|", "points");
   std::string names;

@@ -36,11 +36,22 @@ struct RobustMeasured {
   int runs = 0, rejected = 0;
   double max_abs_drift = 0.0;     // over all runs
   double speed = 1.0;             // median over the runs
+  double reference_s = 0.0;       // the reference spin's time, median over the runs (of before and after)
   std::vector<double> drifts;     // one per run, in run order
 };
 
-// Seconds of thread CPU time for the reference spin loop (median of 5).
+// Seconds of thread CPU time for the reference spin loop (median of 5), on each core this thread may
+// use in turn (pinned there; the affinity is put back), their mean: a VM's vCPUs can run at different
+// speeds, ~45 % apart at times on the 2-core development VM.
 double reference_spin_s();
+
+// How fast the cores run now against when the profile's costs were measured: the reference's time
+// then over now (1 when either is unknown). A validation predicts each configuration on cores of that
+// speed (JobInputs::host_speed), as the issue of a drifting shared host asks: measure a reference
+// before and after and scale by it.
+inline double speed_vs_calibration(double calibration_ref_s, double run_ref_s) {
+  return calibration_ref_s > 0 && run_ref_s > 0 ? calibration_ref_s / run_ref_s : 1.0;
+}
 
 // The drift of a run from the references before and after it.
 inline double drift(double before_s, double after_s) { return before_s > 0 ? after_s / before_s - 1.0 : 0.0; }

@@ -33,7 +33,7 @@ std::string node_yaml(const JobConfig& cfg, const JobInputs& in, const Profile& 
   const int cores = cfg.cores > 0 ? std::min(cfg.cores, p.cpu.cores) : p.cpu.cores;
   const JobCpu share = job_cpu(cores, in.background_cores, in.group_scheduling);
   std::string cpu = fmt::format("{{preset: \"{}\", cores: {}, core_speed: {:.6g}", profile, share.cores,
-                                p.cpu.core_speed * share.speed);
+                                p.cpu.core_speed * share.speed * in.host_speed);
   if (double rate = host_gemm_rate(p, cfg.gemm_n); rate > 0)
     cpu += fmt::format(", core_flops: \"{:.6g} FLOP/s\"", rate);
   cpu += "}";

@@ -108,7 +108,8 @@ ValidationReport run_validation(const ValidateOptions& opt, const Predictor& pre
     row.measured = measured[i].median;
     if (row.cfg.client == "pytorch" && row.measured.consumer_compute_s > 0) // the sleep as it was (it overshoots)
       row.cfg.step_s = row.measured.consumer_compute_s;
-    row.predicted_quiet = predict(row.cfg, row.inputs);
+    row.predicted_quiet = predict(row.cfg, row.inputs); // no other tenants (at the run's core speed)
+    row.inputs.host_speed = speed_vs_calibration(opt.calibration_reference_s, row.robust.reference_s);
     row.inputs.background_cores = row.measured.other_cpu_cores;
     row.inputs.group_scheduling = autogroup_scheduling();
     row.predicted = predict(row.cfg, row.inputs);
@@ -129,17 +130,17 @@ ValidationReport run_validation(const ValidateOptions& opt, const Predictor& pre
 
 void print_report(const ValidationReport& r, std::ostream& out) {
   fmt::print(out, "\npredictions: {}\nprofile: {}\n", r.predictor, r.profile_source);
-  fmt::print(out, "{:<24} {:>9} {:>9} {:>6} {:>7}  {:>7} {:>7} {:>5} {:>6}  {:>8} {:>8}  {:>5} {:>6} {:>5}  {}\n",
+  fmt::print(out, "{:<24} {:>9} {:>9} {:>6} {:>7}  {:>7} {:>7} {:>5} {:>6}  {:>8} {:>8}  {:>5} {:>6} {:>5} {:>5}  {}\n",
              "configuration", "pred/s", "meas/s", "+-", "error", "stall_p", "stall_m", "+-", "diff", "step_p",
-             "step_m", "busy", "drift", "runs", "bottleneck (predicted)");
+             "step_m", "busy", "drift", "speed", "runs", "bottleneck (predicted)");
   for (const auto& row : r.rows) {
     const RobustMeasured& m = row.robust;
     fmt::print(out, "{:<24} {:>9.1f} {:>9.1f} {:>5.1f}% {:>+6.1f}%  {:>6.1f}% {:>6.1f}% {:>5.1f} {:>+6.1f}  {:>6.1f}ms "
-                    "{:>6.1f}ms  {:>5.2f} {:>5.1f}% {:>5}  {}\n",
+                    "{:>6.1f}ms  {:>5.2f} {:>5.1f}% {:>5.2f} {:>5}  {}\n",
                row.cfg.label(), row.predicted.throughput, row.measured.throughput, 100 * m.throughput_spread,
                100 * row.throughput_error, 100 * row.predicted.stall, 100 * row.measured.stall, 100 * m.stall_spread,
                100 * row.stall_error, 1e3 * row.predicted.step_time_s, 1e3 * row.measured.step_time_s,
-               row.measured.other_cpu_cores, 100 * m.max_abs_drift,
+               row.measured.other_cpu_cores, 100 * m.max_abs_drift, row.inputs.host_speed,
                fmt::format("{}/{}{}", m.runs - m.rejected, m.runs, m.rejected == m.runs && m.runs > 0 ? "!" : ""),
                row.predicted.bottleneck);
   }
@@ -154,7 +155,9 @@ void print_report(const ValidationReport& r, std::ostream& out) {
                   "account: the job gets the rest)\n");
   fmt::print(out, "(+- = half the range over the kept repeats: throughput relative, stall in points; drift = the largest "
                   "change of a reference spin loop's speed across one run; runs = kept/all, a run whose drift is over "
-                  "{:.0f} % is rejected; '!' = all drifted, kept anyway and left out of the summary)\n",
+                  "{:.0f} % is rejected; '!' = all drifted, kept anyway and left out of the summary; speed = the cores' "
+                  "speed during the runs over during calibration, by the same spin loop: the prediction is for cores "
+                  "that fast)\n",
              100 * r.robust.drift_threshold);
 }
 
@@ -207,6 +210,7 @@ nlohmann::json report_to_json(const ValidationReport& r) {
     c["measured"]["rejected_runs"] = row.robust.rejected;
     c["measured"]["drifts"] = row.robust.drifts;
     c["measured"]["speed_vs_session_start"] = row.robust.speed;
+    c["measured"]["speed_vs_calibration"] = row.inputs.host_speed;
     c["throughput_error"] = row.throughput_error;
     c["stall_error"] = row.stall_error;
     j["configs"].push_back(c);

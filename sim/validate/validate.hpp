@@ -56,6 +56,10 @@ struct ValidateOptions {
   RunLength length{};          // steps per configuration
   bool use_gpu = false;        // consumer on the GPU (probe_gpu().available)
   RobustOptions robust;        // repeats and the drift threshold
+  // The profile's reference spin for this client's costs (calibration.reference_spin, or the pytorch
+  // client's): each configuration is predicted on cores as much faster or slower as the reference ran
+  // during its runs (JobInputs::host_speed). 0: predicted at the calibrated speed.
+  double calibration_reference_s = 0.0;
   // Measures one configuration once; empty: mlsim's own loader job (run_loader_job).
   std::function<Measured(const JobConfig&, const JobInputs&, const RunLength&)> run;
 };

@@ -208,6 +208,8 @@ void add_validate_command(CLI::App& app, CommandStatus& status) {
     if (opt.use_gpu && !profile.accelerator)
       throw InputError("--profile " + args->profile, "accelerator", "a profile measured with a GPU (a GPU is present)",
                        "a profile without an accelerator section");
+    opt.calibration_reference_s = torch && profile.framework_costs ? profile.framework_costs->reference_spin_s
+                                                                   : profile.meta.reference_spin_s;
     std::unique_ptr<validate::ClientProcess> client;
     if (torch) {
       if (!profile.framework_costs)
