@@ -66,6 +66,30 @@ TEST(RobustMeasure, SpeedAgainstTheCalibration) {
   EXPECT_EQ(CPU_COUNT(&now), static_cast<int>(std::thread::hardware_concurrency()));
 }
 
+TEST(RobustMeasure, SpreadConfigurationsRunAgain) {
+  // Configuration 1 measures 100, 50, 100, 50, ... samples/s (a spread of 1/3 around its median of 75):
+  // after the two rounds it runs again, alone, up to four runs in all. Configuration 0 is steady: two runs.
+  std::vector<size_t> order;
+  std::ostringstream log;
+  RobustOptions opt;
+  opt.repeats = 2;
+  opt.max_repeats = 4;
+  opt.drift_threshold = 10.0;
+  int flips = 0;
+  const auto out = measure_interleaved(
+      2, opt,
+      [&](size_t i) {
+        order.push_back(i);
+        return i == 0 ? run(80.0, 0.0) : run(flips++ % 2 ? 50.0 : 100.0, 0.0);
+      },
+      [](size_t i) { return std::to_string(i); }, log);
+  EXPECT_EQ(order, (std::vector<size_t>{0, 1, 1, 0, 1, 1}));
+  EXPECT_EQ(out[0].runs, 2);
+  EXPECT_EQ(out[1].runs, 4);
+  EXPECT_DOUBLE_EQ(out[1].median.throughput, 75.0);
+  EXPECT_NE(log.str().find("[3/4 spread]"), std::string::npos) << log.str();
+}
+
 TEST(RobustMeasure, InterleavesRepeats) {
   std::vector<size_t> order;
   std::ostringstream log;

@@ -108,9 +108,13 @@ std::vector<RobustMeasured> measure_interleaved(size_t count, const RobustOption
   std::vector<std::vector<double>> before(count), after(count);
   const double session_ref = reference_spin_s();
   const int repeats = std::max(1, opt.repeats);
-  for (int r = 0; r < repeats; ++r)
-    for (size_t j = 0; j < count; ++j) {
-      const size_t i = (j + static_cast<size_t>(r)) % count;
+  std::vector<size_t> all(count);
+  for (size_t i = 0; i < count; ++i)
+    all[i] = i;
+  // Round r: the configurations in `which`, rotated by r (no configuration always follows the same one).
+  auto round = [&](int r, const std::vector<size_t>& which, const std::string& tag) {
+    for (size_t j = 0; j < which.size(); ++j) {
+      const size_t i = which[(j + static_cast<size_t>(r)) % which.size()];
       const double b = reference_spin_s();
       Measured m = run(i);
       const double a = reference_spin_s();
@@ -118,15 +122,29 @@ std::vector<RobustMeasured> measure_interleaved(size_t count, const RobustOption
       before[i].push_back(b);
       after[i].push_back(a);
       const double d = drift(b, a);
-      fmt::print(log, "  [{}/{}] {:<28} {:7.1f} samples/s, stall {:5.1f} %, step {:6.1f} ms, cpu: self {:.2f}, "
+      fmt::print(log, "  [{}] {:<28} {:7.1f} samples/s, stall {:5.1f} %, step {:6.1f} ms, cpu: self {:.2f}, "
                       "others {:.2f} cores,{} speed drift {:+.1f} %{}\n",
-                 r + 1, repeats, label(i), m.throughput, 100 * m.stall, 1e3 * m.step_time_s, m.self_cpu_cores,
+                 tag, label(i), m.throughput, 100 * m.stall, 1e3 * m.step_time_s, m.self_cpu_cores,
                  m.other_cpu_cores,
                  m.faults_per_sample >= 0 ? fmt::format(" {:.0f} page faults/sample,", m.faults_per_sample) : "", 100 * d,
                  std::fabs(d) > opt.drift_threshold ? fmt::format(" (rejected: over {:.0f} %)", 100 * opt.drift_threshold)
                                                     : "");
       log.flush();
     }
+  };
+  for (int r = 0; r < repeats; ++r)
+    round(r, all, fmt::format("{}/{}", r + 1, repeats));
+  for (int r = repeats; r < opt.max_repeats; ++r) {
+    std::vector<size_t> spread;
+    for (size_t i = 0; i < count; ++i)
+      if (runs[i].size() < static_cast<size_t>(opt.max_repeats) &&
+          aggregate_runs(runs[i], before[i], after[i], session_ref, opt.drift_threshold).throughput_spread >
+              opt.spread_threshold)
+        spread.push_back(i);
+    if (spread.empty())
+      break;
+    round(r, spread, fmt::format("{}/{} spread", r + 1, opt.max_repeats));
+  }
   std::vector<RobustMeasured> out;
   for (size_t i = 0; i < count; ++i)
     out.push_back(aggregate_runs(runs[i], before[i], after[i], session_ref, opt.drift_threshold));

@@ -26,6 +26,14 @@ namespace mlsim::validate {
 struct RobustOptions {
   int repeats = 1;
   double drift_threshold = 0.10; // |drift| above this rejects a run
+  // After `repeats` rounds, a configuration whose kept runs' throughput spread (half the range over the
+  // median) is above spread_threshold runs again, one more round of such configurations at a time,
+  // until its spread is below or it has max_repeats runs (<= repeats: no extra runs). Why: where each
+  // run is a fresh draw of something the host decides (a PyTorch worker's page faults follow the
+  // address-space layout, clients/pytorch_loader_bench.py fresh_process), two runs 50 % apart say
+  // little about the mean, and the time goes where the spread is.
+  int max_repeats = 0;
+  double spread_threshold = 0.10;
 };
 
 struct RobustMeasured {
@@ -61,7 +69,8 @@ inline double drift(double before_s, double after_s) { return before_s > 0 ? aft
 RobustMeasured aggregate_runs(const std::vector<Measured>& runs, const std::vector<double>& before,
                               const std::vector<double>& after, double session_ref_s, double drift_threshold);
 
-// Runs configuration i (0..count-1) `repeats` times, interleaved; `run(i)` measures it once.
+// Runs configuration i (0..count-1) `repeats` times, interleaved, then the spread ones again (up to
+// max_repeats, see RobustOptions); `run(i)` measures it once.
 std::vector<RobustMeasured> measure_interleaved(size_t count, const RobustOptions& opt,
                                                 const std::function<Measured(size_t)>& run,
                                                 const std::function<std::string(size_t)>& label, std::ostream& log);

@@ -136,8 +136,8 @@ void add_validate_command(CLI::App& app, CommandStatus& status) {
   struct Args {
     std::string profile, json, cache_dir, gpu = "auto", keep_scenarios, client = "mlsim";
     bool quick = false;
-    int repeats = 0;
-    double drift_threshold = 0.10;
+    int repeats = 0, max_repeats = 0;
+    double drift_threshold = 0.10, spread_threshold = 0.10;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
@@ -161,6 +161,14 @@ void add_validate_command(CLI::App& app, CommandStatus& status) {
       ->check(CLI::IsMember({"mlsim", "pytorch"}));
   cmd->add_option("--repeats", args->repeats, "runs of each configuration, interleaved (default 1 quick, 2 full)")
       ->check(CLI::Range(1, 100));
+  cmd->add_option("--max-repeats", args->max_repeats,
+                  "run a configuration whose throughput spread is over --spread-threshold again, up to this many "
+                  "runs in all (default: twice --repeats; with --quick, --repeats)")
+      ->check(CLI::Range(1, 100));
+  cmd->add_option("--spread-threshold", args->spread_threshold,
+                  "half the range of a configuration's throughputs over their median above which it runs again "
+                  "(default 0.10)")
+      ->check(CLI::Range(0.0, 10.0));
   cmd->add_option("--drift-threshold", args->drift_threshold,
                   "reject a run whose reference spin loop changed speed by more than this fraction (default 0.10)")
       ->check(CLI::Range(0.0, 10.0));
@@ -177,6 +185,9 @@ void add_validate_command(CLI::App& app, CommandStatus& status) {
     opt.length = torch && args->quick ? validate::RunLength{2, 10} : validate::default_length(args->quick);
     opt.robust.repeats = args->repeats > 0 ? args->repeats : (args->quick ? 1 : 2);
     opt.robust.drift_threshold = args->drift_threshold;
+    opt.robust.max_repeats = args->max_repeats > 0 ? args->max_repeats
+                                                   : (args->quick ? opt.robust.repeats : 2 * opt.robust.repeats);
+    opt.robust.spread_threshold = args->spread_threshold;
     if (args->gpu == "auto" && !torch) {
       validate::GpuInfo g = validate::probe_gpu();
       opt.use_gpu = g.available;
