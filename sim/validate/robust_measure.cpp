@@ -65,12 +65,13 @@ RobustMeasured aggregate_runs(const std::vector<Measured>& runs, const std::vect
   RobustMeasured r;
   r.runs = static_cast<int>(runs.size());
   std::vector<size_t> kept;
-  std::vector<double> speeds;
+  std::vector<double> speeds, refs;
   for (size_t i = 0; i < runs.size(); ++i) {
     const double d = drift(before[i], after[i]);
     r.drifts.push_back(d);
     r.max_abs_drift = std::max(r.max_abs_drift, std::fabs(d));
-    speeds.push_back(session_ref_s / (0.5 * (before[i] + after[i])));
+    refs.push_back(0.5 * (before[i] + after[i]));
+    speeds.push_back(session_ref_s / refs.back());
     if (std::fabs(d) <= drift_threshold)
       kept.push_back(i);
   }
@@ -79,9 +80,6 @@ RobustMeasured aggregate_runs(const std::vector<Measured>& runs, const std::vect
     for (size_t i = 0; i < runs.size(); ++i)
       kept.push_back(i);
   r.speed = median(speeds);
-  std::vector<double> refs;
-  for (size_t i = 0; i < runs.size(); ++i)
-    refs.push_back(0.5 * (before[i] + after[i]));
   r.reference_s = refs.empty() ? 0.0 : median(refs);
   auto figure = [&](double Measured::*field) {
     std::vector<double> v;
