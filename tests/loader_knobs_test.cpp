@@ -131,6 +131,28 @@ TEST(StageCosts, FreshPagesArePricedByThePageFaultAndInterpolatedInPixels) {
   const Scenario b = fixtures::load(scenario(per_batch, "{name: flip, cost: flip}"));
   EXPECT_NEAR(stage_cost(b, 1), 2e-3 + 1e-9 * 5000 + 60 * 10e-6, 1e-12);
   EXPECT_NEAR(b.trainer_node().cpu.stage_costs.at("flip").fresh_pages.at(10000, 8), 500.0, 1e-9); // below: the first row
+  // Launches (each calibration process's table): cpu.launch: k simulates launch k's counts, reduced to the
+  // loader's batch as the mean is; without it the mean. Batch 32, 5,000 px: launch 1 has (300 + 60) / 2.
+  std::string launches = per_batch;
+  const std::string rows = "pages: [[0, 100, 500], [0, 20, 40]]";
+  launches.replace(launches.find(rows), rows.size(),
+                   "pages: [[0, 100, 500], [0, 20, 40]], launches: [[[0, 0, 0], [0, 0, 0]], [[0, 300, 900], [0, 60, 80]]]");
+  EXPECT_NEAR(stage_cost(fixtures::load(scenario(launches, "{name: flip, cost: flip}")), 1),
+              2e-3 + 1e-9 * 5000 + 60 * 10e-6, 1e-12);
+  auto at_launch = [&](const std::string& k) {
+    std::string y = launches;
+    y.replace(y.find("cores: 16,"), 10, "cores: 16, launch: " + k + ",");
+    return scenario(y, "{name: flip, cost: flip}");
+  };
+  EXPECT_NEAR(stage_cost(fixtures::load(at_launch("1")), 1), 2e-3 + 1e-9 * 5000 + 180 * 10e-6, 1e-12);
+  EXPECT_NEAR(stage_cost(fixtures::load(at_launch("0")), 1), 2e-3 + 1e-9 * 5000, 1e-12);
+  EXPECT_THROW(fixtures::load(at_launch("2")), InputError); // two launches: 0 or 1
+  std::string no_launches = per_batch;
+  no_launches.replace(no_launches.find("cores: 16,"), 10, "cores: 16, launch: 0,");
+  EXPECT_THROW(fixtures::load(scenario(no_launches, "{name: flip, cost: flip}")), InputError);
+  std::string launch_short = launches;
+  launch_short.replace(launch_short.find("[0, 60, 80]"), 11, "[0, 60]");
+  EXPECT_THROW(fixtures::load(scenario(launch_short, "{name: flip, cost: flip}")), InputError);
   std::string rows_short = per_batch;
   rows_short.replace(rows_short.find("[0, 20, 40]"), 11, "[0, 20]");
   EXPECT_THROW(fixtures::load(scenario(rows_short, "{name: flip, cost: flip}")), InputError);

@@ -390,3 +390,65 @@ TEST(PytorchClient, QuickEndToEndWhereTorchImports) {
   std::filesystem::remove(profile);
   std::filesystem::remove(json);
 }
+
+TEST(PytorchClient, EachLaunchsPageFaultsAreSimulatedAndTheirMeanPredicted) {
+  // Decode's fresh pages measured in two calibration processes: 0 and 100 pages a sample at 500x375
+  // (mean 50), 10 us a fault, so decode costs 1.5 ms or 2.5 ms a sample. One worker, batch 16, a 45 ms
+  // step: launch 0 makes a batch in 16 x 2.5 + 4 = 44 ms (device-bound: one every 45 ms), launch 1 in
+  // 16 x 3.5 + 4 = 60 ms (loader-bound). At the mean pages (52 ms a batch) the job would be loader-bound
+  // at 52 ms; the launches' mean interval is (45 + 60) / 2 = 52.5 ms and their mean throughput
+  // (16/45 + 16/60) / 2 per ms: above 16/52.5, below the device's 16/45 (min is concave).
+  Profile p = torch_profile();
+  p.cpu.page_fault_s = 10e-6;
+  StageCost& d = p.cpu.stage_costs["torch_decode"];
+  d.page_fault_s = 10e-6;
+  d.fresh_pages.pixels = {187500.0};
+  d.fresh_pages.pages = {{50.0}};
+  d.fresh_pages.launches = {{{0.0}}, {{100.0}}};
+  const std::string path = temp_path("torch-profile-launches.yaml");
+  write_profile(p, path);
+  ASSERT_EQ(launch_count(read_profile(path)), 2u); // written and read back
+  const JobConfig c = torch_job(1, 0.045);
+  const JobInputs in = mlsim::fixtures::one_500x375_image();
+  const Prediction r = mlsim_simulator_predictor(read_profile(path), path, {5, 40})(c, in);
+  ASSERT_EQ(r.launch_throughputs.size(), 2u);
+  const double read = 16 * 1e5 / 10e9, receive = 1e-3; // the files over the RAM bus; next()'s receive
+  const double copy = 16.0 * 224 * 224 * 3 * 4 / (32e9 * 16 * 128.0 / 130.0 / 8.0); // the nominal PCIe copy
+  EXPECT_NEAR(r.launch_throughputs[0], 16 / (0.045 + receive + copy), 0.2);
+  EXPECT_NEAR(r.launch_throughputs[1], 16 / (0.060 + read), 0.5);
+  EXPECT_NEAR(r.throughput, (r.launch_throughputs[0] + r.launch_throughputs[1]) / 2, 1e-9);
+  // Without the launches: the run at the mean pages, loader-bound at 52 ms, slower than the launches' mean.
+  Profile mean = read_profile(path);
+  mean.cpu.stage_costs["torch_decode"].fresh_pages.launches.clear();
+  const Prediction m = mlsim_simulator_predictor(mean, path, {5, 40})(c, in);
+  EXPECT_TRUE(m.launch_throughputs.empty());
+  EXPECT_NEAR(m.throughput, 16 / (0.052 + read), 0.5);
+  std::filesystem::remove(path);
+}
+
+TEST(PytorchClient, InLoopFaultsOfEachProcessBecomeItsLaunch) {
+  // Decode at two sizes, 10 us a fault, measured in two processes: process 0 faults 0 / 200 pages a
+  // sample, process 1 100 / 600. The table is the mean (50 / 400), each launch its process's own.
+  std::map<std::string, mlsim::validate::StageCost> costs;
+  costs["torch_decode"] = {50e-6, 5e-9, 4e-9};
+  costs["torch_decode"].regressor = "bytes+pixels";
+  const double pf = 10e-6;
+  nlohmann::json in_loop = {{"torch_decode", nlohmann::json::array()}};
+  for (auto [process, px, n] : {std::tuple{0, 187500.0, 0.0}, {0, 786432.0, 200.0}, {1, 187500.0, 100.0},
+                                {1, 786432.0, 600.0}, {0, 19200.0, 0.0}, {1, 19200.0, 0.0}})
+    for (double bpp : {0.1, 0.3})
+      in_loop["torch_decode"].push_back({{"bytes", bpp * px}, {"pixels", px}, {"faults", n}, {"process", process},
+                                         {"cost_s", 50e-6 + 5e-9 * bpp * px + 4e-9 * px + n * pf}});
+  const InLoaderResult r = fit_in_loop(in_loop, costs, pf);
+  const mlsim::FreshPages& t = r.fresh_pages.at("torch_decode");
+  EXPECT_EQ(t.pages.front(), (std::vector<double>{0.0, 50.0, 400.0}));
+  ASSERT_EQ(t.launches.size(), 2u);
+  EXPECT_EQ(t.launches[0].front(), (std::vector<double>{0.0, 0.0, 200.0}));
+  EXPECT_EQ(t.launches[1].front(), (std::vector<double>{0.0, 100.0, 600.0}));
+  // One process: no launches (its table is the mean).
+  nlohmann::json one = {{"torch_decode", nlohmann::json::array()}};
+  for (const auto& pt : in_loop["torch_decode"])
+    if (pt["process"] == 0)
+      one["torch_decode"].push_back(pt);
+  EXPECT_TRUE(fit_in_loop(one, costs, pf).fresh_pages.at("torch_decode").launches.empty());
+}

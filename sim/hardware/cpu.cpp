@@ -29,18 +29,23 @@ double FreshPages::at(double px, double batch) const {
 
 FreshPages FreshPages::for_batch(double batch) const {
   if (pages.size() <= 1)
-    return {pixels, {}, pages};
+    return {pixels, {}, pages, launches};
   std::vector<double> log_batches;
   for (double b : batches)
     log_batches.push_back(std::log2(b));
   const double x = std::log2(std::max(batch, 1.0));
-  FreshPages one{pixels, {}, {std::vector<double>(pixels.size())}};
-  std::vector<double> column(pages.size());
-  for (size_t i = 0; i < pixels.size(); ++i) { // interpolating each size's count in batch, then in pixels
-    for (size_t r = 0; r < pages.size(); ++r)
-      column[r] = pages[r][i];
-    one.pages[0][i] = interpolate(log_batches, column, x, false);
-  }
+  auto one_row = [&](const Table& t) { // interpolating each size's count in batch, then in pixels
+    std::vector<double> row(pixels.size()), column(t.size());
+    for (size_t i = 0; i < pixels.size(); ++i) {
+      for (size_t r = 0; r < t.size(); ++r)
+        column[r] = t[r][i];
+      row[i] = interpolate(log_batches, column, x, false);
+    }
+    return Table{row};
+  };
+  FreshPages one{pixels, {}, one_row(pages), {}};
+  for (const Table& t : launches)
+    one.launches.push_back(one_row(t));
   return one;
 }
 

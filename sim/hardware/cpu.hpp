@@ -62,14 +62,23 @@ template <> struct EnumNames<CpuScheduling> {
 // steps with the size and the batch, and moves between processes: on the 2-core development VM a worker
 // loading 1024x768 JPEGs faulted ~1,500 / ~340 / ~390 / 0 pages per sample at batch 4 / 8 / 16 / 32, and
 // 340-730 at batch 8 in three processes. The table is a central figure, not an exact one.
+// Launches: the same table as each calibration process measured it (`pages` is their mean). A training
+// run is one launch: its workers fork from one process and share its draw of the counts, so a job's
+// speed moves from launch to launch (`cpu.launch: k` simulates launch k's counts; `mlsim validate`
+// predicts every launch and takes the mean, which is not the run at the mean counts where a job sits
+// near its balance point: throughput is min(device rate, loader rate), concave in the loader's cost).
 struct FreshPages {
+  using Table = std::vector<std::vector<double>>; // a row per batch, an entry per pixel count
   std::vector<double> pixels;             // ascending
   std::vector<double> batches;            // ascending; empty: one row, whatever the batch
-  std::vector<std::vector<double>> pages; // per sample: a row per batch, an entry per pixel count
+  Table pages;                            // per sample, the launches' mean
+  std::vector<Table> launches;            // per launch, the same shape as pages (empty: one table)
   bool empty() const { return pixels.empty(); }
   double at(double px, double batch) const;
-  // The one-row table of a loader whose batch is `batch`.
+  // The one-row table of a loader whose batch is `batch` (its launches reduced alike).
   FreshPages for_batch(double batch) const;
+  // The table of launch k alone (k < launches.size()).
+  FreshPages of_launch(size_t k) const { return {pixels, batches, launches.at(k), {}}; }
 };
 
 // A calibrated per-sample cost (core-seconds):

@@ -29,6 +29,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace mlsim::validate {
 
@@ -37,6 +38,9 @@ struct Prediction {
   double stall = 0.0;      // share of the consumer's time spent waiting for a batch
   double step_time_s = 0.0; // mean interval between consecutive steps' ends (0: not predicted)
   std::string bottleneck;  // closed form: "loader", "consumer", "cores"; simulator: its bottleneck kind:name
+  // The simulator's throughput at each calibration launch's page faults, when the profile has them
+  // (scenario_yaml.hpp); `throughput` is their mean.
+  std::vector<double> launch_throughputs;
 };
 
 using Predictor = std::function<Prediction(const JobConfig&, const JobInputs&)>;

@@ -79,13 +79,24 @@ void stage_cost(YAML::Emitter& y, const std::string& name, const StageCost& c) {
     if (!t.batches.empty()) {
       y << YAML::Key << "batches" << YAML::Value;
       number_list(y, t.batches);
-      y << YAML::Key << "pages" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-      for (const auto& row : t.pages)
+    }
+    auto table = [&](const FreshPages::Table& rows) { // a row, or with batches a list of rows
+      if (t.batches.empty()) {
+        number_list(y, rows.front());
+        return;
+      }
+      y << YAML::Flow << YAML::BeginSeq;
+      for (const auto& row : rows)
         number_list(y, row);
       y << YAML::EndSeq;
-    } else {
-      y << YAML::Key << "pages" << YAML::Value;
-      number_list(y, t.pages.front());
+    };
+    y << YAML::Key << "pages" << YAML::Value;
+    table(t.pages);
+    if (!t.launches.empty()) {
+      y << YAML::Key << "launches" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+      for (const auto& launch : t.launches)
+        table(launch);
+      y << YAML::EndSeq;
     }
     y << YAML::EndMap;
   }

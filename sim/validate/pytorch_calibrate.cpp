@@ -142,7 +142,9 @@ InLoaderResult fit_in_loop(const nlohmann::json& in_loop, const std::map<std::st
     // Each point's faults at the measured price go to the stage's fresh pages (their mean per input size);
     // the rest is the stage's work, fitted or scaled as before.
     nlohmann::json points = nlohmann::json::array();
-    std::map<double, std::map<double, std::pair<double, int>>> faults_at; // batch -> pixels -> (sum, points)
+    using FaultSums = std::map<double, std::map<double, std::pair<double, int>>>; // batch -> pixels -> (sum, points)
+    FaultSums faults_at;
+    std::map<double, FaultSums> by_process; // the same, each fresh process's own (its launch)
     std::set<double> all_pixels;
     double any = 0.0;
     for (const auto& pt : raw_points) {
@@ -153,27 +155,41 @@ InLoaderResult fit_in_loop(const nlohmann::json& in_loop, const std::map<std::st
                                             // near 0 (most of the point was faults) is noise, not a figure
       points.push_back(work);
       const double px = pt.at("pixels").get<double>();
-      auto& [sum, n] = faults_at[pt.value("batch", 0.0)][px];
-      sum += faults;
-      ++n;
+      for (FaultSums* sums : {&faults_at, &by_process[pt.value("process", 0.0)]}) {
+        auto& [sum, n] = (*sums)[pt.value("batch", 0.0)][px];
+        sum += faults;
+        ++n;
+      }
       any += faults;
       all_pixels.insert(px);
     }
     if (any > 0) {
       FreshPages fresh;
       fresh.pixels.assign(all_pixels.begin(), all_pixels.end());
-      for (const auto& [batch, by_px] : faults_at) {
+      for (const auto& entry : faults_at)
         if (faults_at.size() > 1)
-          fresh.batches.push_back(batch);
-        std::vector<double> row;
-        for (double px : fresh.pixels) { // a size this batch did not see: the nearest one measured
-          auto it = by_px.lower_bound(px);
-          if (it == by_px.end())
-            --it;
-          row.push_back(it->second.first / it->second.second);
+          fresh.batches.push_back(entry.first);
+      // A batch or a size one process did not see: the nearest size it saw at that batch, else the mean's.
+      auto table = [&](const FaultSums& sums) {
+        FreshPages::Table rows;
+        for (const auto& [batch, mean_by_px] : faults_at) {
+          auto own = sums.find(batch);
+          const auto& by_px = own != sums.end() ? own->second : mean_by_px;
+          std::vector<double> row;
+          for (double px : fresh.pixels) {
+            auto it = by_px.lower_bound(px);
+            if (it == by_px.end())
+              --it;
+            row.push_back(it->second.first / it->second.second);
+          }
+          rows.push_back(row);
         }
-        fresh.pages.push_back(row);
-      }
+        return rows;
+      };
+      fresh.pages = table(faults_at);
+      if (by_process.size() > 1)
+        for (const auto& [process, sums] : by_process)
+          fresh.launches.push_back(table(sums));
       r.fresh_pages[name] = fresh;
     }
     // The ratio of the sums, not a median of per-sample ratios: a random transform (a flip with p = 0.5)

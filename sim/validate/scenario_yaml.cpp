@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 
 namespace mlsim::validate {
@@ -248,14 +249,38 @@ Predictor simulator_predictor(SimulateFn simulate, Profile profile, std::string 
       std::string name = scenario_label(cfg) + (in.background_cores > 0 ? "-busy" : "") + ".yaml";
       std::ofstream(std::filesystem::path(keep_dir) / name) << yaml;
     }
-    RunMetrics r = simulate(yaml, {});
+    // Each calibration process's page faults in turn (cpu.launch, cpu.hpp): the prediction is their mean,
+    // as the measured figure is the median of runs in fresh processes.
+    const size_t launches = launch_count(profile);
     Prediction p;
-    p.throughput = r.throughput;
-    p.stall = r.breakdown.input;
-    p.step_time_s = r.step_mean;
-    p.bottleneck = r.bottleneck_kind + ":" + r.bottleneck_name;
+    std::map<std::string, int> bottlenecks;
+    for (size_t k = 0; k < std::max<size_t>(1, launches); ++k) {
+      const RunMetrics r = simulate(yaml, launches > 0 ? std::vector<std::string>{fmt::format("hardware.nodes.0.cpu.launch={}", k)}
+                                                       : std::vector<std::string>{});
+      p.throughput += r.throughput;
+      p.stall += r.breakdown.input;
+      p.step_time_s += r.step_mean;
+      p.launch_throughputs.push_back(r.throughput);
+      ++bottlenecks[r.bottleneck_kind + ":" + r.bottleneck_name];
+    }
+    const double n = static_cast<double>(p.launch_throughputs.size());
+    p.throughput /= n;
+    p.stall /= n;
+    p.step_time_s /= n;
+    if (launches == 0)
+      p.launch_throughputs.clear();
+    p.bottleneck = std::max_element(bottlenecks.begin(), bottlenecks.end(), [](const auto& a, const auto& b) {
+                     return a.second < b.second;
+                   })->first; // the most launches' (the first name on a tie)
     return p;
   };
+}
+
+size_t launch_count(const Profile& profile) {
+  size_t n = 0;
+  for (const auto& [name, cost] : profile.cpu.stage_costs)
+    n = std::max(n, cost.fresh_pages.launches.size());
+  return n;
 }
 
 Predictor mlsim_simulator_predictor(Profile profile, std::string profile_path, RunLength length,

@@ -96,8 +96,13 @@ std::string scenario_yaml(const JobConfig& cfg, const JobInputs& in, const Profi
 // JSON report. Each call runs in a forked child.
 using SimulateFn = std::function<RunMetrics(const std::string& yaml, const std::vector<std::string>& overrides)>;
 
+// The launches a profile's page-fault tables hold (cpu.hpp FreshPages::launches; 0: none).
+size_t launch_count(const Profile& profile);
+
 // A Predictor that simulates each configuration's scenario, as long as the real run (same warm-up and
 // measured steps), and reads `throughput_samples_per_s`, `breakdown.input` and `step_time_s.mean`.
+// Where the profile has launches, once per launch (cpu.launch=k): the mean of the three figures, each
+// launch's throughput kept, the bottleneck the most launches had.
 // With `keep_dir` set, each scenario is also written there (<label>[-busy].yaml) for `mlsim run`.
 Predictor simulator_predictor(SimulateFn simulate, Profile profile, std::string profile_path, RunLength length,
                               std::string keep_dir = "");

@@ -128,6 +128,16 @@ ValidationReport run_validation(const ValidateOptions& opt, const Predictor& pre
   return r;
 }
 
+namespace {
+// "  [a-b]": the throughputs predicted at each calibration launch's page faults, where there are some.
+std::string launch_range(const Prediction& p) {
+  if (p.launch_throughputs.empty())
+    return "";
+  const auto [lo, hi] = std::minmax_element(p.launch_throughputs.begin(), p.launch_throughputs.end());
+  return fmt::format("  [{:.1f}-{:.1f}]", *lo, *hi);
+}
+} // namespace
+
 void print_report(const ValidationReport& r, std::ostream& out) {
   fmt::print(out, "\npredictions: {}\nprofile: {}\n", r.predictor, r.profile_source);
   fmt::print(out, "{:<24} {:>9} {:>9} {:>6} {:>7}  {:>7} {:>7} {:>5} {:>6}  {:>8} {:>8}  {:>5} {:>6} {:>5} {:>5}  {}\n",
@@ -136,13 +146,13 @@ void print_report(const ValidationReport& r, std::ostream& out) {
   for (const auto& row : r.rows) {
     const RobustMeasured& m = row.robust;
     fmt::print(out, "{:<24} {:>9.1f} {:>9.1f} {:>5.1f}% {:>+6.1f}%  {:>6.1f}% {:>6.1f}% {:>5.1f} {:>+6.1f}  {:>6.1f}ms "
-                    "{:>6.1f}ms  {:>5.2f} {:>5.1f}% {:>5.2f} {:>5}  {}\n",
+                    "{:>6.1f}ms  {:>5.2f} {:>5.1f}% {:>5.2f} {:>5}  {}{}\n",
                row.cfg.label(), row.predicted.throughput, row.measured.throughput, 100 * m.throughput_spread,
                100 * row.throughput_error, 100 * row.predicted.stall, 100 * row.measured.stall, 100 * m.stall_spread,
                100 * row.stall_error, 1e3 * row.predicted.step_time_s, 1e3 * row.measured.step_time_s,
                row.measured.other_cpu_cores, 100 * m.max_abs_drift, row.inputs.host_speed,
                fmt::format("{}/{}{}", m.runs - m.rejected, m.runs, m.rejected == m.runs && m.runs > 0 ? "!" : ""),
-               row.predicted.bottleneck);
+               row.predicted.bottleneck, launch_range(row.predicted));
   }
   // The accuracy targets of each client (README: Calibration; A real PyTorch DataLoader ...).
   const bool torch = r.client == "pytorch";
@@ -159,6 +169,9 @@ void print_report(const ValidationReport& r, std::ostream& out) {
                   "speed during the runs over during calibration, by the same spin loop: the prediction is for cores "
                   "that fast)\n",
              100 * r.robust.drift_threshold);
+  if (std::any_of(r.rows.begin(), r.rows.end(), [](const auto& row) { return !row.predicted.launch_throughputs.empty(); }))
+    fmt::print(out, "(pred/s, stall_p, step_p = the mean over the calibration's launches: each fresh process's page "
+                    "faults simulated in turn (cpu.launch); [a-b] = their throughputs' range)\n");
 }
 
 nlohmann::json report_to_json(const ValidationReport& r) {
@@ -190,6 +203,8 @@ nlohmann::json report_to_json(const ValidationReport& r) {
                       {"step_time_s", row.predicted.step_time_s},
                       {"bottleneck", row.predicted.bottleneck},
                       {"background_cores", row.inputs.background_cores}};
+    if (!row.predicted.launch_throughputs.empty())
+      c["predicted"]["launch_throughputs"] = row.predicted.launch_throughputs;
     c["predicted_quiet"] = {{"throughput", row.predicted_quiet.throughput},
                             {"stall", row.predicted_quiet.stall},
                             {"step_time_s", row.predicted_quiet.step_time_s}};

@@ -3,6 +3,7 @@
 
 #include "sim/core/run/load/preset_library.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -40,7 +41,7 @@ StageCost parse_stage_cost(const ConfigNode& node, Seconds page_fault) {
   c.per_pixel = cost_term(node, "per_pixel", 1.0, "1 s per pixel");
   if (ConfigNode f = node.child("fresh_pages"); f.defined()) {
     // {pixels: [...], pages: [...]}, or with batches: [...] a row of pages per batch size.
-    f.allow_only({"pixels", "batches", "pages"});
+    f.allow_only({"pixels", "batches", "pages", "launches"});
     if (!(page_fault.value() > 0.0))
       f.fail("no fresh_pages here: they are priced by the cpu's page_fault (a calibration profile's cpu)", f.quoted());
     FreshPages& t = c.fresh_pages;
@@ -55,17 +56,30 @@ StageCost parse_stage_cost(const ConfigNode& node, Seconds page_fault) {
     if (f.has("batches")) {
       t.batches = number_list(f.child("batches"), 1.0, 1e7, 64, "a list of batch sizes, each 1 to 1e7");
       ascending(f.child("batches"), t.batches);
-      ConfigNode rows = f.required("pages");
-      if (!rows.is_sequence() || rows.items().size() != t.batches.size())
-        rows.fail("a list of rows, one per batch size, each " + std::string(row), rows.quoted());
-      for (const ConfigNode& r : rows.items())
-        t.pages.push_back(number_list(r, 0.0, 1e9, 256, row));
-    } else {
-      t.pages.push_back(number_list(f.required("pages"), 0.0, 1e9, 256, row));
     }
-    for (size_t r = 0; r < t.pages.size(); ++r)
-      if (t.pages[r].size() != t.pixels.size())
-        (t.batches.empty() ? f.child("pages") : f.child("pages").items()[r]).fail(row, f.child("pages").quoted());
+    // One table: a row of counts, or with batches a list of rows, one per batch size.
+    auto table = [&](const ConfigNode& list) {
+      FreshPages::Table out;
+      if (t.batches.empty()) {
+        out.push_back(number_list(list, 0.0, 1e9, 256, row));
+      } else {
+        if (!list.is_sequence() || list.items().size() != t.batches.size())
+          list.fail("a list of rows, one per batch size, each " + std::string(row), list.quoted());
+        for (const ConfigNode& r : list.items())
+          out.push_back(number_list(r, 0.0, 1e9, 256, row));
+      }
+      for (size_t r = 0; r < out.size(); ++r)
+        if (out[r].size() != t.pixels.size())
+          (t.batches.empty() ? list : list.items()[r]).fail(row, list.quoted());
+      return out;
+    };
+    t.pages = table(f.required("pages"));
+    if (ConfigNode l = f.child("launches"); l.defined()) { // each calibration process's own table
+      if (!l.is_sequence() || l.items().empty() || l.items().size() > 64)
+        l.fail("a list of 1 to 64 tables shaped as pages, one per calibration process", l.quoted());
+      for (const ConfigNode& one : l.items())
+        t.launches.push_back(table(one));
+    }
     c.page_fault = page_fault;
   }
   return c;
@@ -74,7 +88,7 @@ StageCost parse_stage_cost(const ConfigNode& node, Seconds page_fault) {
 CpuSpec parse_cpu(const ConfigNode& node) {
   node.allow_only({"preset", "name", "source", "cores", "core_speed", "fp16_emulation_factor", "all_cores_efficiency",
                    "core_flops", "stage_costs", "model", "measured", "scheduler", "balance_delay",
-                   "busy_wake_delay", "shared_core_efficiency", "page_fault"});
+                   "busy_wake_delay", "shared_core_efficiency", "page_fault", "launch"});
   CpuSpec c;
   c.name = node.get_string("name", node.has("preset") ? node.get_string("preset") : "cpu");
   c.cores = static_cast<int>(node.get_integer("cores", std::nullopt, 1, 4096));
@@ -96,6 +110,18 @@ CpuSpec parse_cpu(const ConfigNode& node) {
   if (ConfigNode costs = node.child("stage_costs"); costs.defined())
     for (const auto& k : costs.keys())
       c.stage_costs[k] = parse_stage_cost(costs.child(k), c.page_fault);
+  if (ConfigNode l = node.child("launch"); l.defined()) { // one calibration process's page faults (cpu.hpp)
+    size_t launches = 0;
+    for (const auto& [name, cost] : c.stage_costs)
+      launches = std::max(launches, cost.fresh_pages.launches.size());
+    if (launches == 0)
+      l.fail("no launch here: no stage cost of this cpu has fresh_pages.launches (a calibration profile's)",
+             l.quoted());
+    const auto k = static_cast<size_t>(node.get_integer("launch", std::nullopt, 0, static_cast<long>(launches) - 1));
+    for (auto& [name, cost] : c.stage_costs)
+      if (k < cost.fresh_pages.launches.size())
+        cost.fresh_pages = cost.fresh_pages.of_launch(k);
+  }
   return c;
 }
 
