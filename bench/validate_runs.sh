@@ -7,7 +7,7 @@
 # Each run: `mlsim calibrate` (--client pytorch when pytorch is validated), then `mlsim validate` per
 # client with --json. The summary (OUT_DIR/summary.txt, also printed) gives each run's throughput and
 # stall errors (median, max) against the targets `mlsim validate` prints (PyTorch client: 5 % / 12 %,
-# 3 / 8 points; C++ loader: 5 % / 15 %, 3 / 10 points) and how many runs met all four. Run it on a quiet machine: the measurements are real work on this host (~15 min per run with
+# 3 / 8 points; C++ loader: 5 % / 15 %, 3 / 10 points) and how many runs met all four. Run it on a quiet machine: the measurements are real work on this host (~35-40 min per run with
 # both clients on 2 cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
