@@ -62,7 +62,7 @@ template <> struct EnumNames<CpuScheduling> {
 // steps with the size and the batch, and moves between processes: on the 2-core development VM a worker
 // loading 1024x768 JPEGs faulted ~1,500 / ~340 / ~390 / 0 pages per sample at batch 4 / 8 / 16 / 32, and
 // 340-730 at batch 8 in three processes. The table is a central figure, not an exact one.
-// Launches: the same table as each calibration process measured it (`pages` is their mean). A training
+// Launches: the same table as each calibration process measured it (`pages`: over all their points). A training
 // run is one launch: its workers fork from one process and share its draw of the counts, so a job's
 // speed moves from launch to launch (`cpu.launch: k` simulates launch k's counts; `mlsim validate`
 // predicts every launch and takes the mean, which is not the run at the mean counts where a job sits
@@ -71,7 +71,7 @@ struct FreshPages {
   using Table = std::vector<std::vector<double>>; // a row per batch, an entry per pixel count
   std::vector<double> pixels;             // ascending
   std::vector<double> batches;            // ascending; empty: one row, whatever the batch
-  Table pages;                            // per sample, the launches' mean
+  Table pages;                            // per sample, the mean over every process's points
   std::vector<Table> launches;            // per launch, the same shape as pages (empty: one table)
   bool empty() const { return pixels.empty(); }
   double at(double px, double batch) const;

@@ -166,8 +166,8 @@ InLoaderResult fit_in_loop(const nlohmann::json& in_loop, const std::map<std::st
     if (any > 0) {
       FreshPages fresh;
       fresh.pixels.assign(all_pixels.begin(), all_pixels.end());
-      for (const auto& entry : faults_at)
-        if (faults_at.size() > 1)
+      if (faults_at.size() > 1)
+        for (const auto& entry : faults_at)
           fresh.batches.push_back(entry.first);
       // A batch or a size one process did not see: the nearest size it saw at that batch, else the mean's.
       auto table = [&](const FaultSums& sums) {

@@ -241,8 +241,9 @@ std::string scenario_yaml(const JobConfig& cfg, const JobInputs& in, const Profi
 
 Predictor simulator_predictor(SimulateFn simulate, Profile profile, std::string profile_path, RunLength length,
                               std::string keep_dir) {
+  const size_t launches = launch_count(profile);
   return [simulate = std::move(simulate), profile = std::move(profile), profile_path = std::move(profile_path),
-          length, keep_dir = std::move(keep_dir)](const JobConfig& cfg, const JobInputs& in) {
+          length, keep_dir = std::move(keep_dir), launches](const JobConfig& cfg, const JobInputs& in) {
     const std::string yaml = scenario_yaml(cfg, in, profile, profile_path, length);
     if (!keep_dir.empty()) {
       std::filesystem::create_directories(keep_dir);
@@ -251,24 +252,19 @@ Predictor simulator_predictor(SimulateFn simulate, Profile profile, std::string 
     }
     // Each calibration process's page faults in turn (cpu.launch, cpu.hpp): the prediction is their mean,
     // as the measured figure is the median of runs in fresh processes.
-    const size_t launches = launch_count(profile);
     Prediction p;
     std::map<std::string, int> bottlenecks;
-    for (size_t k = 0; k < std::max<size_t>(1, launches); ++k) {
+    const size_t runs = std::max<size_t>(1, launches);
+    for (size_t k = 0; k < runs; ++k) {
       const RunMetrics r = simulate(yaml, launches > 0 ? std::vector<std::string>{fmt::format("hardware.nodes.0.cpu.launch={}", k)}
                                                        : std::vector<std::string>{});
-      p.throughput += r.throughput;
-      p.stall += r.breakdown.input;
-      p.step_time_s += r.step_mean;
-      p.launch_throughputs.push_back(r.throughput);
+      p.throughput += r.throughput / runs;
+      p.stall += r.breakdown.input / runs;
+      p.step_time_s += r.step_mean / runs;
+      if (launches > 0)
+        p.launch_throughputs.push_back(r.throughput);
       ++bottlenecks[r.bottleneck_kind + ":" + r.bottleneck_name];
     }
-    const double n = static_cast<double>(p.launch_throughputs.size());
-    p.throughput /= n;
-    p.stall /= n;
-    p.step_time_s /= n;
-    if (launches == 0)
-      p.launch_throughputs.clear();
     p.bottleneck = std::max_element(bottlenecks.begin(), bottlenecks.end(), [](const auto& a, const auto& b) {
                      return a.second < b.second;
                    })->first; // the most launches' (the first name on a tie)
