@@ -280,6 +280,19 @@ FrameworkCostsProfile fit_framework_costs(const nlohmann::json& raw) {
   return f;
 }
 
+std::string shared_core_faults(const nlohmann::json& shared_core) {
+  std::string out;
+  for (const auto& point : shared_core) {
+    const auto f = point.value("faults_per_sample", std::vector<double>{});
+    if (!f.empty())
+      out += fmt::format("{}{} {:.0f}", out.empty() ? " (minor faults a sample, timed after each process's "
+                                                      "warm-up: " : ", ",
+                         point.at("processes").get<int>(),
+                         std::accumulate(f.begin(), f.end(), 0.0) / static_cast<double>(f.size()));
+  }
+  return out.empty() ? out : out + ")";
+}
+
 std::vector<double> fit_shared_core(const nlohmann::json& shared_core) {
   SharedCoreRates rates;
   for (const auto& point : shared_core)
@@ -379,8 +392,9 @@ void add_pytorch_calibration(Profile& p, const PytorchCalibrateOptions& opt, std
              f.worker_startup_s * 1e3, f.startup_fit.r2, 100 * f.startup_fit.max_rel_residual, f.startup_fit.points);
   if (raw.contains("shared_core")) {
     p.cpu.shared_core_efficiency = fit_shared_core(raw.at("shared_core"));
-    fmt::print(log, "    shared core:       samples per CPU-second of the chain on one core, over one process's: {}\n",
-               describe_shared_core(p.cpu.shared_core_efficiency, "processes"));
+    fmt::print(log, "    shared core:       samples per CPU-second of the chain on one core, over one process's: {}{}\n",
+               describe_shared_core(p.cpu.shared_core_efficiency, "processes"),
+               shared_core_faults(raw.at("shared_core")));
   }
   p.framework_costs = f;
 }

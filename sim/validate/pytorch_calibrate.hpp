@@ -17,10 +17,13 @@
 //                            batch: fetch, default_collate into shared memory, pickling)
 //   pin                      pin_per_byte x batch bytes (the pin-memory thread; only where CUDA is usable)
 //   shared core              samples per CPU-second of k processes running the chain on one core over
-//                            one process's (k = 2, 3): cpu.shared_core_efficiency. On the 2-core
-//                            development VM, quiet: 0.98 / 0.97 over the sweep's files; at a load
-//                            average of 8 (other tenants switching in too) ~0.93 / ~0.85 at 500x375,
-//                            ~0.90 / ~0.79 at 1024x768.
+//                            one process's (k = 2, 3): cpu.shared_core_efficiency, each process
+//                            timed after a warm-up of 24 samples (a fresh process's start-up
+//                            faults are not the sharing's: timed from its first sample, 3 processes
+//                            met ~1.7x the faults a sample of one). On the 2-core development VM,
+//                            quiet: 0.98 / 0.97 over the sweep's files; at a load average of 8
+//                            (other tenants switching in too) ~0.93 / ~0.85 at 500x375, ~0.90 /
+//                            ~0.79 at 1024x768 (both before the warm-up).
 //   worker start-up          time from iter() to each worker's first batch = a + worker_startup x W:
 //                            the training process starts its W workers one after another and sends
 //                            the first indices only when all have started (torch 1.13's iterator).
@@ -86,6 +89,9 @@ double in_loop_fault_price(const nlohmann::json& in_loop, const std::map<std::st
 // The client's shared_core points -> cpu.shared_core_efficiency (shared_core_bench.hpp's fit: for k = 2, 3
 // processes on one core, the mean of their samples per CPU-second over the mean with one process, at most 1).
 std::vector<double> fit_shared_core(const nlohmann::json& shared_core);
+// " (minor faults a sample, timed after each process's warm-up: 1 680, 2 650, 3 700)" from the same points,
+// or "" where the client gave none.
+std::string shared_core_faults(const nlohmann::json& shared_core);
 // The client's loader, pin and start-up points -> the framework costs.
 FrameworkCostsProfile fit_framework_costs(const nlohmann::json& raw);
 
