@@ -158,6 +158,29 @@ TEST(StageCosts, FreshPagesArePricedByThePageFaultAndInterpolatedInPixels) {
   EXPECT_THROW(fixtures::load(scenario(rows_short, "{name: flip, cost: flip}")), InputError);
 }
 
+TEST(StageCosts, FreshPagesOfTheSourceImageFollowTheStoredImageNotTheStageInput) {
+  // A crop to 10 x 10 px, then the flip whose table (0 / 100 / 500 pages at 1,000 / 5,000 / 10,000 px,
+  // a fault 10 us) is over the source image: the flip sees 100 px, the stored image is 100 x 50.
+  // Source-keyed: 2 ms + 100 x 1 ns + 100 pages x 10 us = 3.0001 ms; input-keyed: below the table's first
+  // size, 0 pages, 2.0001 ms; a 200 x 50 image (10,000 px): 500 pages, 7.0001 ms.
+  auto flip_cost = [](const std::string& of, const std::string& image) {
+    std::string yaml = with_calibrated_flip("{name: crop, cost: {per_sample: 0.01 ms}, output: {width: 10, height: 10}}\n"
+                                            "    - {name: flip, cost: flip}");
+    const std::string from = "cpu: {cores: 16, core_speed: 1.0, stage_costs: {flip: {per_sample: 2 ms, per_pixel: 1 ns}}}";
+    yaml.replace(yaml.find(from), from.size(),
+                 "cpu: {cores: 16, core_speed: 1.0, page_fault: 10 us, stage_costs: {flip: {per_sample: 2 ms, "
+                 "per_pixel: 1 ns, fresh_pages: {" + of + "pixels: [1000, 5000, 10000], pages: [0, 100, 500]}}}}");
+    yaml.replace(yaml.find("width: 100, height: 50"), 22, image);
+    const Scenario s = fixtures::load(yaml);
+    return SampleFlow(s.pipeline, s.dataset, s.trainer_node().cpu).trace(15e3).stage_cost.at(2);
+  };
+  EXPECT_NEAR(flip_cost("pixels_of: source, ", "width: 100, height: 50"), 2e-3 + 100e-9 + 100 * 10e-6, 1e-12);
+  EXPECT_NEAR(flip_cost("pixels_of: input, ", "width: 100, height: 50"), 2e-3 + 100e-9, 1e-12);
+  EXPECT_NEAR(flip_cost("", "width: 100, height: 50"), 2e-3 + 100e-9, 1e-12); // input is the default
+  EXPECT_NEAR(flip_cost("pixels_of: source, ", "width: 200, height: 50"), 2e-3 + 100e-9 + 500 * 10e-6, 1e-12);
+  EXPECT_THROW(flip_cost("pixels_of: output, ", "width: 100, height: 50"), InputError);
+}
+
 TEST(StageCosts, ConvertStageMakesFloat32OfTheSameElements) {
   // ToTensor on a 100 x 50 x 3 uint8 image: 15 000 elements of 4 bytes = 60 kB out; cost per input pixel.
   Scenario s = fixtures::load(with_calibrated_flip("{name: to_tensor, kind: convert, cost: {per_pixel: 2 ns}}"));

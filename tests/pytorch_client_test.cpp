@@ -455,3 +455,37 @@ TEST(PytorchClient, InLoopFaultsOfEachProcessBecomeItsLaunch) {
       one["torch_decode"].push_back(pt);
   EXPECT_TRUE(fit_in_loop(one, costs, pf).fresh_pages.at("torch_decode").launches.empty());
 }
+
+TEST(PytorchClient, InLoopFaultsAfterTheCropAreTabledByTheSourceImage) {
+  // ToTensor always sees 224 x 224 px; its points say which file's sample they were: 0 pages a sample
+  // after 500 x 375 images, 80 after 1024 x 768 ones. The table is over the source images, marked so,
+  // and written with pixels_of: source; a client without source_pixels gives the input-keyed table.
+  std::map<std::string, mlsim::validate::StageCost> costs;
+  costs["torch_to_tensor"] = {0.0, 0.0, 6e-9};
+  costs["torch_to_tensor"].regressor = "pixels";
+  const double pf = 10e-6, px = 224.0 * 224.0;
+  nlohmann::json in_loop = {{"torch_to_tensor", nlohmann::json::array()}};
+  for (auto [source, n] : {std::pair{187500.0, 0.0}, {786432.0, 80.0}})
+    for (int i = 0; i < 4; ++i)
+      in_loop["torch_to_tensor"].push_back({{"bytes", 3 * px}, {"pixels", px}, {"source_pixels", source},
+                                            {"faults", n}, {"cost_s", 6e-9 * px + n * pf}});
+  const mlsim::FreshPages t = fit_in_loop(in_loop, costs, pf).fresh_pages.at("torch_to_tensor");
+  EXPECT_TRUE(t.by_source);
+  EXPECT_EQ(t.pixels, (std::vector<double>{187500.0, 786432.0}));
+  EXPECT_EQ(t.pages.front(), (std::vector<double>{0.0, 80.0}));
+  mlsim::validate::StageCost c = costs["torch_to_tensor"];
+  c.fresh_pages = t;
+  c.page_fault_s = pf;
+  EXPECT_NEAR(c.cost_s(3 * px, px, 0.0, 0.0, 786432.0), 6e-9 * px + 80 * pf, 1e-12);
+  EXPECT_NEAR(c.cost_s(3 * px, px, 0.0, 0.0, 187500.0), 6e-9 * px, 1e-12);
+  mlsim::validate::Profile p;
+  p.cpu.page_fault_s = pf;
+  p.cpu.stage_costs["torch_to_tensor"] = c;
+  EXPECT_NE(mlsim::validate::profile_to_yaml(p).find("pixels_of: source"), std::string::npos);
+  for (auto& pt : in_loop["torch_to_tensor"])
+    pt.erase("source_pixels");
+  const mlsim::FreshPages old = fit_in_loop(in_loop, costs, pf).fresh_pages.at("torch_to_tensor");
+  EXPECT_FALSE(old.by_source);
+  EXPECT_EQ(old.pixels, (std::vector<double>{px}));
+  EXPECT_EQ(old.pages.front(), (std::vector<double>{40.0}));
+}

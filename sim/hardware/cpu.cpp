@@ -29,7 +29,7 @@ double FreshPages::at(double px, double batch) const {
 
 FreshPages FreshPages::for_batch(double batch) const {
   if (pages.size() <= 1)
-    return {pixels, {}, pages, launches};
+    return {pixels, {}, pages, launches, by_source};
   std::vector<double> log_batches;
   for (double b : batches)
     log_batches.push_back(std::log2(b));
@@ -43,7 +43,7 @@ FreshPages FreshPages::for_batch(double batch) const {
     }
     return Table{row};
   };
-  FreshPages one{pixels, {}, one_row(pages), {}};
+  FreshPages one{pixels, {}, one_row(pages), {}, by_source};
   for (const Table& t : launches)
     one.launches.push_back(one_row(t));
   return one;

@@ -67,22 +67,29 @@ template <> struct EnumNames<CpuScheduling> {
 // speed moves from launch to launch (`cpu.launch: k` simulates launch k's counts; `mlsim validate`
 // predicts every launch and takes the mean, which is not the run at the mean counts where a job sits
 // near its balance point: throughput is min(device rate, loader rate), concave in the loader's cost).
+// Keyed by the source image (`pixels_of: source`): the table's pixels are the sample's stored image
+// (the dataset's width x height, decode's input), not the stage's own input. Why: after a crop every
+// stage sees 224x224, but whether its output buffer is faulted in afresh depends on what the worker
+// allocated and freed before it in the same sample, and the largest of those is the decoded image. In
+// one worker at batch 8 on the development VM, ToTensor faulted 0 pages a sample after 500x375 images
+// and 35-82 after 960x720 to 2048x1536 ones; keyed by its own input, every size got their mean (43).
 struct FreshPages {
   using Table = std::vector<std::vector<double>>; // a row per batch, an entry per pixel count
   std::vector<double> pixels;             // ascending
   std::vector<double> batches;            // ascending; empty: one row, whatever the batch
   Table pages;                            // per sample, the mean over every process's points
   std::vector<Table> launches;            // per launch, the same shape as pages (empty: one table)
+  bool by_source = false;                 // pixels are the source image's (above), else the stage input's
   bool empty() const { return pixels.empty(); }
   double at(double px, double batch) const;
   // The one-row table of a loader whose batch is `batch` (its launches reduced alike).
   FreshPages for_batch(double batch) const;
   // The table of launch k alone (k < launches.size()).
-  FreshPages of_launch(size_t k) const { return {pixels, batches, launches.at(k), {}}; }
+  FreshPages of_launch(size_t k) const { return {pixels, batches, launches.at(k), {}, by_source}; }
 };
 
 // A calibrated per-sample cost (core-seconds):
-//   per_sample + per_byte * bytes + per_pixel * pixels + page_fault * fresh_pages(pixels)
+//   per_sample + per_byte * bytes + per_pixel * pixels + page_fault * fresh_pages(pixels or source pixels)
 // page_fault: the host's time for one minor page fault (CpuSpec::page_fault); 0 without a table. The
 // scenario loader reduces fresh_pages to its pipeline's batch size (FreshPages::for_batch).
 struct StageCost {
@@ -92,10 +99,14 @@ struct StageCost {
   FreshPages fresh_pages;
   Seconds page_fault{0.0};
 
-  Seconds for_sample(double bytes, double pixels) const {
+  // `source_pixels`: the sample's stored image (FreshPages::by_source); the stage's input where unknown.
+  Seconds for_sample(double bytes, double pixels, double source_pixels) const {
     const Seconds work = per_sample + per_byte * bytes + per_pixel * pixels;
-    return fresh_pages.empty() ? work : work + page_fault * fresh_pages.at(pixels, 0.0);
+    if (fresh_pages.empty())
+      return work;
+    return work + page_fault * fresh_pages.at(fresh_pages.by_source ? source_pixels : pixels, 0.0);
   }
+  Seconds for_sample(double bytes, double pixels) const { return for_sample(bytes, pixels, pixels); }
   StageCost scaled(double k) const { return {per_sample * k, per_byte * k, per_pixel * k, fresh_pages, page_fault * k}; }
 };
 

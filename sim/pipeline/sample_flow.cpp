@@ -36,11 +36,12 @@ SampleTrace SampleFlow::trace(double stored_bytes) const {
   double width = dataset_.width.value_or(0.0), height = dataset_.height.value_or(0.0);
   double channels = dataset_.channels.value_or(1.0);
   ElementType dtype = ElementType::uint8;
+  const double source_pixels = width * height; // the stored image's (FreshPages::by_source)
   for (const auto& stage : pipeline_.stages) {
     double pixels = width * height;
     double cost = 0.0;
     if (stage.kind == StageKind::map) {
-      cost = stage.cost.for_sample(bytes, pixels).value();
+      cost = stage.cost.for_sample(bytes, pixels, source_pixels).value();
       const StageOutput& o = stage.output;
       bool reshaped = o.width || o.height || o.channels || o.dtype;
       if (o.dtype == ElementType::fp16)

@@ -33,14 +33,18 @@ struct StageCost {
   // inside the loader loop), "isolated x in_loader_factor" (isolated shape, scaled to the loader).
   std::string context = "isolated";
   double in_loader_factor = 0.0;     // cost inside the loader loop / isolated fit (0: not measured)
-  // Pages mapped fresh per sample against the input's pixels, each costing page_fault_s (the CPU's; the
-  // preset fields cpu.stage_costs.<name>.fresh_pages and cpu.page_fault, sim/hardware/cpu.hpp).
+  // Pages mapped fresh per sample against the input's pixels or the sample's source image's
+  // (fresh_pages.by_source), each costing page_fault_s (the CPU's; the preset fields
+  // cpu.stage_costs.<name>.fresh_pages and cpu.page_fault, sim/hardware/cpu.hpp).
   FreshPages fresh_pages;
   double page_fault_s = 0.0;
-  // batch: the loader's batch size, for the fresh pages measured per batch (0: the first measured batch).
-  double cost_s(double bytes, double pixels, double flops = 0.0, double batch = 0.0) const {
+  // batch: the loader's batch size, for the fresh pages measured per batch (0: the first measured batch);
+  // source_pixels: the sample's stored image (< 0: the stage's input is the source).
+  double cost_s(double bytes, double pixels, double flops = 0.0, double batch = 0.0,
+                double source_pixels = -1.0) const {
+    const double keyed = fresh_pages.by_source && source_pixels >= 0.0 ? source_pixels : pixels;
     return per_sample_s + per_byte_s * bytes + per_pixel_s * pixels + per_flop_s * flops +
-           (fresh_pages.empty() ? 0.0 : page_fault_s * fresh_pages.at(pixels, batch));
+           (fresh_pages.empty() ? 0.0 : page_fault_s * fresh_pages.at(keyed, batch));
   }
 };
 

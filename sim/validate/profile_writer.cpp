@@ -74,6 +74,8 @@ void stage_cost(YAML::Emitter& y, const std::string& name, const StageCost& c) {
   if (!c.fresh_pages.empty()) {
     const FreshPages& t = c.fresh_pages;
     y << YAML::Key << "fresh_pages" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    if (t.by_source)
+      y << YAML::Key << "pixels_of" << YAML::Value << "source";
     y << YAML::Key << "pixels" << YAML::Value;
     number_list(y, t.pixels);
     if (!t.batches.empty()) {

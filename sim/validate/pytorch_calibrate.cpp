@@ -146,6 +146,7 @@ InLoaderResult fit_in_loop(const nlohmann::json& in_loop, const std::map<std::st
     FaultSums faults_at;
     std::map<double, FaultSums> by_process; // the same, each fresh process's own (its launch)
     std::set<double> all_pixels;
+    bool by_source = false;
     double any = 0.0;
     for (const auto& pt : raw_points) {
       nlohmann::json work = pt;
@@ -154,7 +155,9 @@ InLoaderResult fit_in_loop(const nlohmann::json& in_loop, const std::map<std::st
       work["measured_s"] = pt.at("cost_s"); // the fit's relative errors against what was measured: a rest
                                             // near 0 (most of the point was faults) is noise, not a figure
       points.push_back(work);
-      const double px = pt.at("pixels").get<double>();
+      // The faults by the sample's source image where the client says which it was (cpu.hpp FreshPages::by_source).
+      by_source = by_source || pt.contains("source_pixels");
+      const double px = pt.value("source_pixels", pt.at("pixels").get<double>());
       for (FaultSums* sums : {&faults_at, &by_process[pt.value("process", 0.0)]}) {
         auto& [sum, n] = (*sums)[pt.value("batch", 0.0)][px];
         sum += faults;
@@ -165,6 +168,7 @@ InLoaderResult fit_in_loop(const nlohmann::json& in_loop, const std::map<std::st
     }
     if (any > 0) {
       FreshPages fresh;
+      fresh.by_source = by_source;
       fresh.pixels.assign(all_pixels.begin(), all_pixels.end());
       if (faults_at.size() > 1)
         for (const auto& entry : faults_at)
@@ -371,7 +375,7 @@ void add_pytorch_calibration(Profile& p, const PytorchCalibrateOptions& opt, std
       }
       fmt::print(log, "    {:<32} x{:<5.2f} {}  -> {:>8.3g}us {:>8.3g}ns {:>8.3g}ns {:>7.4f} {:>6}  fresh pages {}\n", name,
                  factor, in_loop.direct.count(name) ? "fitted " : "scaled ", c.per_sample_s * 1e6, c.per_byte_s * 1e9,
-                 c.per_pixel_s * 1e9, c.r2, c.points, pages.empty() ? "none" : pages + " (pages@px)");
+                 c.per_pixel_s * 1e9, c.r2, c.points, pages.empty() ? "none" : pages + (t.by_source ? " (pages@source image px)" : " (pages@px)"));
     }
   }
   fmt::print(log, "    receive in next(): {:.3g} us/batch + {:.3g} ns/B (R^2 {:.3f}, max|res| {:.1f} %, {} points)\n",

@@ -11,7 +11,8 @@ double torch_batch_cost_s(const Profile& p, const JobConfig& cfg, const JobInput
   const double side = cfg.out_side, crop_px = side * side;
   auto cost = [&](const char* name, double bytes, double px) {
     auto it = p.cpu.stage_costs.find(name);
-    return it == p.cpu.stage_costs.end() ? 0.0 : it->second.cost_s(bytes, px, 0.0, cfg.batch_size);
+    return it == p.cpu.stage_costs.end() ? 0.0
+                                         : it->second.cost_s(bytes, px, 0.0, cfg.batch_size, in.mean_pixels);
   };
   const double per_sample = cost("torch_decode", in.mean_bytes, in.mean_pixels) +
                             cost("torch_random_resized_crop", 3 * in.mean_pixels, in.mean_pixels) +

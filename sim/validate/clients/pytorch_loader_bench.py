@@ -280,7 +280,9 @@ def measure_in_loop(req):
                         continue
                     r = json.loads(rec)
                     for name, (by, px), (cost, faults) in zip(names, r["sizes"], r["costs"]):
-                        out[name].append({"bytes": by, "pixels": px, "cost_s": cost, "faults": faults, "batch": batch})
+                        # source_pixels: the file's image, which decides the stages' fresh pages after the crop too
+                        out[name].append({"bytes": by, "pixels": px, "source_pixels": pixels, "cost_s": cost,
+                                          "faults": faults, "batch": batch})
             del dl
     return out
 

@@ -41,7 +41,7 @@ StageCost parse_stage_cost(const ConfigNode& node, Seconds page_fault) {
   c.per_pixel = cost_term(node, "per_pixel", 1.0, "1 s per pixel");
   if (ConfigNode f = node.child("fresh_pages"); f.defined()) {
     // {pixels: [...], pages: [...]}, or with batches: [...] a row of pages per batch size.
-    f.allow_only({"pixels", "batches", "pages", "launches"});
+    f.allow_only({"pixels_of", "pixels", "batches", "pages", "launches"});
     if (!(page_fault.value() > 0.0))
       f.fail("no fresh_pages here: they are priced by the cpu's page_fault (a calibration profile's cpu)", f.quoted());
     FreshPages& t = c.fresh_pages;
@@ -80,6 +80,11 @@ StageCost parse_stage_cost(const ConfigNode& node, Seconds page_fault) {
       for (const ConfigNode& one : l.items())
         t.launches.push_back(table(one));
     }
+    // Whose pixels the table is over: the stage's input (default) or the sample's source image (cpu.hpp).
+    const std::string of = f.get_string("pixels_of", "input");
+    if (of != "input" && of != "source")
+      f.child("pixels_of").fail("input or source", f.child("pixels_of").quoted());
+    t.by_source = of == "source";
     c.page_fault = page_fault;
   }
   return c;
