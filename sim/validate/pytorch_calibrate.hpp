@@ -32,7 +32,8 @@
 // once per sample with its minor page faults (the client's `in_loop` points, from 3 fresh processes: the
 // faults move with the address-space layout, clients/pytorch_loader_bench.py fresh_process). The faults at
 // the price of one (`page_fault`, see fit_in_loop) are taken out of each point and tabulated
-// per input size and batch (StageCost::fresh_pages, sim/hardware/cpu.hpp says why they step and move);
+// per source image size (the point's `source_pixels`, its file's; else its input's) and batch
+// (StageCost::fresh_pages, pixels_of: source; sim/hardware/cpu.hpp says why they step and move);
 // the rest is the stage's work. A stage whose input took kDirectFitSizes or more sizes there (decode, the
 // crop) is fitted on those points directly; the others (after the crop, one input size) keep their
 // isolated fit's shape scaled by the worker's total over what the isolated fit gives for the same inputs;
@@ -72,7 +73,8 @@ StageCost fit_transform(const nlohmann::json& transform);
 // The client's in-loop points against the isolated fits -> direct fits and factors (in_loader_bench.hpp).
 inline constexpr size_t kDirectFitSizes = 3;
 // Points with `faults` (minor page faults of the stage on that sample) are split at a price per fault:
-// the faults' mean per input size becomes the stage's fresh_pages, the rest its work (fitted or scaled).
+// the faults' mean per source image size (per input size for points without source_pixels) becomes the
+// stage's fresh_pages, the rest its work (fitted or scaled).
 // The price is the loop's own (in_loop_fault_price) where it lies within kFaultPriceBand of page_fault_s
 // (fresh anonymous pages touched once), else page_fault_s; 0 splits nothing. On the 2-core development
 // VM: 15.1 us touched from Python, 10.1 us from C, ~11 us inside pil_loader. Splitting at the Python
