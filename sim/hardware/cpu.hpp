@@ -82,6 +82,10 @@ struct FreshPages {
   bool by_source = false;                 // pixels are the source image's (above), else the stage input's
   bool empty() const { return pixels.empty(); }
   double at(double px, double batch) const;
+  // A sample's count: at its source image's pixels where the table is keyed so, else at the stage input's.
+  double at_sample(double input_px, double source_px, double batch) const {
+    return at(by_source ? source_px : input_px, batch);
+  }
   // The one-row table of a loader whose batch is `batch` (its launches reduced alike).
   FreshPages for_batch(double batch) const;
   // The table of launch k alone (k < launches.size()).
@@ -104,7 +108,7 @@ struct StageCost {
     const Seconds work = per_sample + per_byte * bytes + per_pixel * pixels;
     if (fresh_pages.empty())
       return work;
-    return work + page_fault * fresh_pages.at(fresh_pages.by_source ? source_pixels : pixels, 0.0);
+    return work + page_fault * fresh_pages.at_sample(pixels, source_pixels, 0.0);
   }
   Seconds for_sample(double bytes, double pixels) const { return for_sample(bytes, pixels, pixels); }
   StageCost scaled(double k) const { return {per_sample * k, per_byte * k, per_pixel * k, fresh_pages, page_fault * k}; }

@@ -42,9 +42,9 @@ struct StageCost {
   // source_pixels: the sample's stored image (< 0: the stage's input is the source).
   double cost_s(double bytes, double pixels, double flops = 0.0, double batch = 0.0,
                 double source_pixels = -1.0) const {
-    const double keyed = fresh_pages.by_source && source_pixels >= 0.0 ? source_pixels : pixels;
+    const double source = source_pixels >= 0.0 ? source_pixels : pixels;
     return per_sample_s + per_byte_s * bytes + per_pixel_s * pixels + per_flop_s * flops +
-           (fresh_pages.empty() ? 0.0 : page_fault_s * fresh_pages.at(keyed, batch));
+           (fresh_pages.empty() ? 0.0 : page_fault_s * fresh_pages.at_sample(pixels, source, batch));
   }
 };
 
