@@ -93,6 +93,22 @@ TEST(ClosedForm, ComputeBoundStepEqualsComputeTime) {
   EXPECT_EQ(j["bottleneck"]["kind"], "device");
 }
 
+// A step of one host-placed op: flops / core_flops on one core (default 32 GFLOP/s) with a cheap input
+// pipeline; the trainer's CPU paces the job, and the report names it rather than a stage or the device.
+TEST(ClosedForm, HostPlacedStepNamesTheHostAsTheBottleneck) {
+  std::string yaml = fixtures::base_scenario(1, 0.01, 1.0);
+  const std::string model = "model:\n  name: toy\n";
+  yaml.replace(yaml.find(model), yaml.find("run:") - yaml.find(model),
+               "model:\n  name: host-step\n  ops: [{name: gemm_stack, kind: matmul, flops: 10 MFLOP, placement: host}]\n");
+  auto j = fixtures::run(yaml);
+  const double host = 32 * 10e6 / 32e9; // batch 32 x 10 MFLOP at 32 GFLOP/s: 10 ms
+  EXPECT_NEAR(j["step_time_s"]["mean"].get<double>(), host, 0.02 * host);
+  EXPECT_GT(j["breakdown"]["host_compute"].get<double>(), 0.95);
+  EXPECT_EQ(j["bottleneck"]["kind"], "host");
+  EXPECT_EQ(j["bottleneck"]["name"], "cpu");
+  EXPECT_GT(j["bottleneck"]["utilization"].get<double>(), 0.95);
+}
+
 TEST(ClosedForm, NoStallWhenPipelineIsFaster) {
   // Pipeline: 4 workers x 1 / 1 ms = 4000 samples/s; device needs 32 samples per ~0.49 s.
   auto j = fixtures::run(fixtures::base_scenario(1, 1.0, 100.0));

@@ -5,7 +5,8 @@
 // sizes, the Fashion-MNIST IDX files). Single core: every input is timed
 // `reps` times after a warm-up; the medians are fitted (Eigen least squares)
 // to cost = a + b * size (bytes, pixels or both). All cores: one thread per
-// core runs the whole list at once; single-core CPU time / CPU time per thread
+// core runs the whole list at once (after one untimed pass, which builds each
+// thread's own inputs); single-core CPU time / CPU time per thread
 // under full load is the stage's all_cores_efficiency (1 = perfect scaling;
 // less means busy cores slow each other down: shared caches, memory
 // bandwidth, SMT siblings). Being CPU time, it excludes time slicing by other

@@ -272,6 +272,13 @@ void bottleneck(const Scenario& sc, const SimulationOutput& out, RunMetrics& m) 
   m.bottleneck_name = sc.trainer_node().accelerator.name;
   m.bottleneck_utilization = m.accelerator_utilization;
   double best = m.accelerator_utilization + 1e-9;
+  // Host-placed ops (the step's own CPU compute) busier than the device: the trainer's CPU paces the step.
+  if (m.breakdown.host_compute > best) {
+    best = m.breakdown.host_compute;
+    m.bottleneck_kind = "host";
+    m.bottleneck_name = sc.trainer_node().cpu.name;
+    m.bottleneck_utilization = m.breakdown.host_compute;
+  }
   // The CPU stages share the workers' cores: their joint utilisation, named after the costliest stage.
   const StageFigure* costliest = nullptr;
   for (const auto& s : m.stages)

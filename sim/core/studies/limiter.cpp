@@ -53,7 +53,8 @@ Limiter find_limiter(const Scenario& sc, const RunMetrics& m, double stall_targe
   const long samples = static_cast<long>(sc.pipeline.batch_size) * sc.trainer_node().accelerator_count;
   const CpuSide cpu = cpu_side(sc, m);
   if (stall < stall_target)
-    return {"device", m.bottleneck_name, m.accelerator_utilization,
+    return {m.bottleneck_kind == "host" ? "host" : "device", m.bottleneck_name,
+            m.bottleneck_kind == "host" ? m.bottleneck_utilization : m.accelerator_utilization,
             fmt::format("the input side does not limit the step (stall {} < {}); {} '{}' at {}", pct(stall),
                         pct(stall_target), m.bottleneck_kind, m.bottleneck_name, pct(m.bottleneck_utilization))};
 

@@ -32,7 +32,7 @@ namespace mlsim {
 inline constexpr double kBinds = 0.9;
 
 struct Limiter {
-  std::string kind; // workers | stage | read | link | prefetch | device
+  std::string kind; // workers | stage | read | link | prefetch | device | host (the step's host-placed ops)
   std::string name; // the stage, link or key; the accelerator for `device`
   double utilization = 0;
   std::string text; // one sentence with the figures that show it
