@@ -105,7 +105,7 @@ TEST(ClosedForm, HostPlacedStepNamesTheHostAsTheBottleneck) {
   EXPECT_NEAR(j["step_time_s"]["mean"].get<double>(), host, 0.02 * host);
   EXPECT_GT(j["breakdown"]["host_compute"].get<double>(), 0.95);
   EXPECT_EQ(j["bottleneck"]["kind"], "host");
-  EXPECT_EQ(j["bottleneck"]["name"], "cpu");
+  EXPECT_EQ(j["bottleneck"]["name"], "node.cpu"); // the trainer node's CPU, as links are named (node.nic)
   EXPECT_GT(j["bottleneck"]["utilization"].get<double>(), 0.95);
 }
 

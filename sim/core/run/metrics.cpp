@@ -276,7 +276,7 @@ void bottleneck(const Scenario& sc, const SimulationOutput& out, RunMetrics& m) 
   if (m.breakdown.host_compute > best) {
     best = m.breakdown.host_compute;
     m.bottleneck_kind = "host";
-    m.bottleneck_name = sc.trainer_node().cpu.name;
+    m.bottleneck_name = node_instance_name(sc.trainer_node(), 0) + ".cpu"; // as the platform names the host
     m.bottleneck_utilization = m.breakdown.host_compute;
   }
   // The CPU stages share the workers' cores: their joint utilisation, named after the costliest stage.
