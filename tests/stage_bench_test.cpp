@@ -1,22 +1,16 @@
 // measure_stage's all-cores efficiency: the per-thread start-up a stage pays once is not co-running slowdown.
 #include "sim/validate/stage_bench.hpp"
+#include "sim/validate/stats.hpp"
 
 #include <gtest/gtest.h>
-
-#include <time.h>
 
 using namespace mlsim::validate;
 
 namespace {
-double thread_cpu() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
-}
 void burn(double seconds) { // CPU time of this thread, whatever else runs
-  const double end = thread_cpu() + seconds;
+  const double end = thread_cpu_s() + seconds;
   volatile double x = 0;
-  while (thread_cpu() < end)
+  while (thread_cpu_s() < end)
     x = x + 1.0;
 }
 } // namespace

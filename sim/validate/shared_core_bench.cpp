@@ -8,7 +8,6 @@
 
 #include <pthread.h>
 #include <sched.h>
-#include <time.h>
 
 #include <algorithm>
 #include <numeric>
@@ -17,12 +16,6 @@
 namespace mlsim::validate {
 
 namespace {
-
-double thread_cpu_s() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 
 int first_allowed_core() {
   cpu_set_t set;

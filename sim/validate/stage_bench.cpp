@@ -81,8 +81,7 @@ StageCost measure_stage(const StageSpec& spec, const StageBenchOptions& opt) {
       for (int k = 0; k < opt.cores; ++k)
         threads.emplace_back([&, k] {
           // One untimed pass first: a thread's first calls build its thread-local inputs (the host GEMM's
-          // random matrices draw on std::rand, whose lock the threads contend for), which is not the
-          // stage's co-running speed.
+          // random matrices, drawn with std::rand behind a lock), which is not the stage's co-running speed.
           for (size_t j = 0; j < n; ++j)
             spec.work(j);
           const double t0 = thread_cpu_s();

@@ -52,11 +52,12 @@ Limiter find_limiter(const Scenario& sc, const RunMetrics& m, double stall_targe
   const double t_dev = m.step_mean * (1.0 - stall);
   const long samples = static_cast<long>(sc.pipeline.batch_size) * sc.trainer_node().accelerator_count;
   const CpuSide cpu = cpu_side(sc, m);
-  if (stall < stall_target)
-    return {m.bottleneck_kind == "host" ? "host" : "device", m.bottleneck_name,
-            m.bottleneck_kind == "host" ? m.bottleneck_utilization : m.accelerator_utilization,
+  if (stall < stall_target) {
+    const bool host = m.bottleneck_kind == "host"; // the step's host-placed ops, not the device, pace it
+    return {host ? "host" : "device", m.bottleneck_name, host ? m.bottleneck_utilization : m.accelerator_utilization,
             fmt::format("the input side does not limit the step (stall {} < {}); {} '{}' at {}", pct(stall),
                         pct(stall_target), m.bottleneck_kind, m.bottleneck_name, pct(m.bottleneck_utilization))};
+  }
 
   // The binding candidates and their utilisations; the busiest wins.
   Limiter best{"", "", 0, ""};
