@@ -132,3 +132,64 @@ TEST(StepGraphPlan, Case5MatrixUnitPaddingAtPerCoreBatch16Versus128) {
   double per_sample_16 = device_seconds(b16) / 16.0, per_sample_128 = device_seconds(b128) / 128.0;
   EXPECT_LT(per_sample_128, 0.5 * per_sample_16);
 }
+
+namespace {
+// The optimizer ops' device time: what a stack's optimizer_kernels and zero_grad change.
+double optimizer_seconds(const StepPlan& p) {
+  double s = 0.0;
+  for (size_t i = p.optimizer_begin; i < p.ops.size(); ++i)
+    s += p.ops[i].duration.value();
+  return s;
+}
+std::string resnet50_on(const std::string& stack) {
+  return "{preset: resnet50, precision: mixed_fp16, optimizer: momentum, stack: " + stack + "}";
+}
+} // namespace
+
+// PyTorch 1.x torch.optim: momentum SGD is buf.mul_(m), buf.add_(g), param.add_(buf) -- 3 kernels per tensor
+// reading 5 and writing 3 tensors -- against the fused update's 1 kernel reading 3 (weights, gradient, state) and
+// writing 2; zero_grad() before 2.0 adds a fill kernel per gradient tensor writing it once. One dense layer
+// (a weight and a bias tensor): 8 kernels instead of 1 and 4 more tensor passes, each kernel at the launch floor
+// plus the memory latency, the passes at the HBM rate.
+TEST(StepGraphPlan, PerOpOptimizerPaysAKernelPerStepAndTensorAndZeroFillAFillPerTensor) {
+  const std::string layer = "input: [4096], optimizer: momentum, layers: [{type: dense, units: 4096}]";
+  StepPlan fused = plan_model("{" + layer + "}", "a100-sxm4-80gb", 8);
+  StepPlan per_op = plan_model("{" + layer + ", stack: {preset: pytorch-eager, optimizer_kernels: per_op, "
+                               "zero_grad: zero_fill}}", "a100-sxm4-80gb", 8);
+  ASSERT_EQ(fused.ops.size() - fused.optimizer_begin, 1u);
+  ASSERT_EQ(per_op.ops.size() - per_op.optimizer_begin, 1u);
+  const AcceleratorSpec a = accelerator_preset("a100-sxm4-80gb");
+  const double params = 4096.0 * 4096.0 + 4096.0;
+  const double extra_kernels = 3.0 * 2 + 2 - 1; // 3 steps x 2 tensors + 2 fills, against 1
+  const double extra_bytes = 4.0 * params * ((5.0 + 3.0 + 1.0) - (3.0 + 2.0));
+  const double expected = extra_kernels * (a.launch_overhead + a.kernels.memory_latency).value() +
+                          extra_bytes / (a.memory_bandwidth.value() * a.kernels.memory_fraction) /
+                              a.efficiency_for("elementwise");
+  EXPECT_NEAR(optimizer_seconds(per_op) - optimizer_seconds(fused), expected, 1e-9 * expected);
+  EXPECT_NE(per_op.ops.back().why.find("8 kernels"), std::string::npos) << per_op.ops.back().why;
+
+  // Plain SGD is param.add_(g): per op, one kernel per tensor (weight, bias) and the fused update's bytes.
+  StepPlan sgd_fused = plan_model("{input: [4096], layers: [{type: dense, units: 4096}]}", "a100-sxm4-80gb", 8);
+  StepPlan sgd_per_op = plan_model("{input: [4096], layers: [{type: dense, units: 4096}], "
+                                   "stack: {preset: pytorch-eager, optimizer_kernels: per_op}}", "a100-sxm4-80gb", 8);
+  const double one_kernel = (a.launch_overhead + a.kernels.memory_latency).value();
+  EXPECT_NEAR(optimizer_seconds(sgd_per_op) - optimizer_seconds(sgd_fused), one_kernel, 1e-9 * one_kernel);
+  EXPECT_THROW(model("{preset: resnet50, stack: {preset: pytorch-eager, optimizer_kernels: foreach}}"), InputError);
+}
+
+// The per-op optimizer loops over parameter tensors, not layers: torchvision's ResNet-50 has 161 of them
+// (len(list(resnet50().parameters())): 53 conv weights, 53 x 2 batch-norm scales and shifts, the fc weight and
+// bias) in 107 layers. So the PyTorch 1.x stack runs 161 x (3 + 1) = 644 optimizer kernels where the fused one
+// runs 107, and moves 4 more fp32 passes over its 25,557,032 weights.
+TEST(StepGraphPlan, ResNet50sPerOpOptimizerRunsFourKernelsPerParameterTensor) {
+  StepPlan v1 = plan_model(resnet50_on("pytorch1-eager"), "a100-sxm4-80gb", 256);
+  StepPlan v2 = plan_model(resnet50_on("pytorch-eager"), "a100-sxm4-80gb", 256);
+  ASSERT_EQ(v2.ops.size() - v2.optimizer_begin, 107u);
+  const AcceleratorSpec a = accelerator_preset("a100-sxm4-80gb");
+  const double expected = (644.0 - 107.0) * (a.launch_overhead + a.kernels.memory_latency).value() +
+                          4.0 * 4.0 * 25557032.0 / (a.memory_bandwidth.value() * a.kernels.memory_fraction) /
+                              a.efficiency_for("elementwise");
+  EXPECT_NEAR(optimizer_seconds(v1) - optimizer_seconds(v2), expected, 1e-9 * expected);
+  // Nothing else in the step changes.
+  EXPECT_NEAR(device_seconds(v1) - device_seconds(v2), expected, 1e-9 * expected);
+}

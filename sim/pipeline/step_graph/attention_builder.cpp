@@ -27,6 +27,7 @@ LayerOutput build_attention(const LayerSpec& l, const Shape& in, long batch) {
   qkv.in_elements = b * S * D;
   qkv.out_elements = 3.0 * b * S * D;
   qkv.owned_parameters = 3.0 * D * D + 3.0 * D;
+  qkv.owned_tensors = 2; // in_proj_weight, in_proj_bias
   qkv.param_elements = qkv.owned_parameters;
   out.ops.push_back(qkv);
 
@@ -56,6 +57,7 @@ LayerOutput build_attention(const LayerSpec& l, const Shape& in, long batch) {
   proj.in_elements = b * S * D;
   proj.out_elements = b * S * D;
   proj.owned_parameters = D * D + D;
+  proj.owned_tensors = 2;
   proj.param_elements = proj.owned_parameters;
   out.ops.push_back(proj);
   return out;

@@ -15,6 +15,20 @@ int optimizer_state_tensors(Optimizer o) {
   return 0;
 }
 
+UpdatePasses update_passes(Optimizer optimizer, OptimizerKernels kernels) {
+  const double states = optimizer_state_tensors(optimizer);
+  UpdatePasses p{1, 2.0 + states, 1.0 + states}; // fused: weights, gradient, state in; weights, state out
+  if (kernels == OptimizerKernels::per_op) {
+    switch (optimizer) {
+    case Optimizer::sgd: p = {1, 2.0, 1.0}; break;
+    case Optimizer::momentum: p = {3, 5.0, 3.0}; break;
+    case Optimizer::rmsprop: p = {5, 8.0, 5.0}; break;
+    case Optimizer::adam: p = {8, 12.0, 8.0}; break;
+    }
+  }
+  return p;
+}
+
 namespace {
 constexpr size_t kNone = std::numeric_limits<size_t>::max();
 
@@ -102,7 +116,7 @@ Op gradient_sum(const Op& fwd, size_t gradients) {
 }
 } // namespace
 
-TrainingGraph add_backward_and_optimizer(const OpGraph& forward, Optimizer optimizer, DType master) {
+TrainingGraph add_backward_and_optimizer(const OpGraph& forward, Optimizer optimizer, DType master, OptimizerRun run) {
   TrainingGraph t;
   t.graph = forward;
   OpGraph& g = t.graph;
@@ -169,13 +183,14 @@ TrainingGraph add_backward_and_optimizer(const OpGraph& forward, Optimizer optim
       continue;
     auto weight_sources = forward.producers(i, true);
     size_t ready = weight_sources.empty() ? grad_w[i] : grad_w[weight_sources.front()];
-    t.gradients.push_back({ready, fwd.owned_parameters});
+    t.gradients.push_back({ready, fwd.owned_parameters, std::max(1, fwd.owned_tensors)});
   }
   std::sort(t.gradients.begin(), t.gradients.end(),
             [](const GradientReady& a, const GradientReady& b) { return a.op < b.op; });
 
   t.optimizer_begin = g.ops.size();
-  double states = optimizer_state_tensors(optimizer);
+  const UpdatePasses passes = update_passes(optimizer, run.kernels);
+  const bool zero_fill = run.zero_grad == ZeroGrad::zero_fill;
   for (const auto& grad : t.gradients) {
     Op u;
     u.layer = g.ops[grad.op].layer;
@@ -184,8 +199,11 @@ TrainingGraph add_backward_and_optimizer(const OpGraph& forward, Optimizer optim
     u.phase = Phase::optimizer;
     u.placement = g.ops[grad.op].placement;
     u.compute_dtype = u.in_dtype = u.out_dtype = u.param_dtype = master;
-    u.in_elements = grad.parameters * (2.0 + states);  // weights, gradient, state
-    u.out_elements = grad.parameters * (1.0 + states); // weights, state
+    u.in_elements = grad.parameters * passes.reads;
+    u.out_elements = grad.parameters * (passes.writes + (zero_fill ? 1.0 : 0.0)); // the fill writes the gradient
+    // Fused: one kernel for the group; per op: each step of the update over each tensor in turn; a fill per tensor.
+    u.kernels = (run.kernels == OptimizerKernels::per_op ? passes.kernels * grad.tensors : 1) +
+                (zero_fill ? grad.tensors : 0);
     u.flops = Flops(grad.parameters * optimizer_flops_per_weight(optimizer));
     g.connect(grad.op, g.add(u));
   }

@@ -12,8 +12,18 @@
 //   add: no kernel; autograd hands the output gradient to every input.
 //   an output read by k > 1 ops: one add summing the k gradients (autograd's
 //     accumulation), read k tensors, write 1.
-//   optimizer: one update per parameter tensor group, reading the weights,
-//     gradient and optimizer state and writing weights and state.
+//   optimizer: one update per parameter tensor group. Fused (the default): one
+//     kernel reading the weights, gradient and optimizer state once and writing
+//     weights and state once. Per op (PyTorch 1.x torch.optim, stack_profile.hpp):
+//     a kernel per arithmetic step, each reading and writing whole tensors --
+//     SGD param.add_(g): 1 kernel, 2 reads + 1 write; momentum buf.mul_(m),
+//     buf.add_(g), param.add_(buf): 3 kernels, 5 + 3; RMSprop sq.mul_(a),
+//     sq.addcmul_(g, g), avg = sq.sqrt(), avg.add_(eps), param.addcdiv_(g, avg):
+//     5 kernels, 8 + 5; Adam two moment updates (2 kernels each), sqrt, divide,
+//     add eps and param.addcdiv_: 8 kernels, 12 + 8 (torch/optim/_functional.py,
+//     PyTorch 1.8-1.12, without weight decay), each step over each parameter
+//     tensor in turn (a conv's weight and bias: 2). zero_fill adds a fill kernel
+//     per gradient tensor (Optimizer.zero_grad() before PyTorch 2.0).
 // The backward graph mirrors the forward one: a forward edge u -> v becomes
 // dgrad(v) -> bwd(u), a weight edge becomes wgrad(v) -> bwd(u).
 // References: Goodfellow et al., Deep Learning, 6.5 (back-propagation);
@@ -22,6 +32,7 @@
 #pragma once
 
 #include "sim/pipeline/step_graph/op_graph.hpp"
+#include "sim/pipeline/step_graph/stack_profile.hpp"
 
 namespace mlsim {
 
@@ -37,6 +48,7 @@ int optimizer_state_tensors(Optimizer o);
 struct GradientReady {
   size_t op = 0;
   double parameters = 0.0;
+  int tensors = 1; // the parameter tensors they are kept in
 };
 
 struct TrainingGraph {
@@ -53,7 +65,22 @@ Op input_gradient(const Op& fwd);
 Op weight_gradient(const Op& fwd);
 Op generic_gradient(const Op& fwd);
 
+// How the framework runs the update of one weight tensor (the stack's optimizer_kernels and zero_grad).
+struct OptimizerRun {
+  OptimizerKernels kernels = OptimizerKernels::fused;
+  ZeroGrad zero_grad = ZeroGrad::set_to_none;
+};
+
+// One update's kernels (per parameter tensor under per_op, per group when fused) and whole-tensor passes
+// (reads, writes, in units of the parameters), without zero_grad's fill.
+struct UpdatePasses {
+  int kernels = 1;
+  double reads = 0.0, writes = 0.0;
+};
+UpdatePasses update_passes(Optimizer optimizer, OptimizerKernels kernels);
+
 // `master` is the dtype of the weights the optimizer updates and of its state.
-TrainingGraph add_backward_and_optimizer(const OpGraph& forward, Optimizer optimizer, DType master);
+TrainingGraph add_backward_and_optimizer(const OpGraph& forward, Optimizer optimizer, DType master,
+                                         OptimizerRun run = {});
 
 } // namespace mlsim

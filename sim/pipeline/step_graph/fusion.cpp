@@ -75,8 +75,10 @@ Op fused_op(const OpGraph& g, const std::vector<size_t>& members, const std::vec
   const Op& head = g.ops[members.front()];
   const Op& tail = g.ops[members.back()];
   Op f = head;
+  f.kernels = 1; // the fusion's one kernel
   f.flops = Flops(0.0);
   f.owned_parameters = 0.0;
+  f.owned_tensors = 0;
   f.out_dtype = tail.out_dtype;
   double in_bytes = 0, out_bytes = 0, param_bytes = 0;
   bool has_reduction = false;
@@ -84,6 +86,7 @@ Op fused_op(const OpGraph& g, const std::vector<size_t>& members, const std::vec
     const Op& m = g.ops[members[idx]];
     f.flops += m.flops;
     f.owned_parameters += m.owned_parameters;
+    f.owned_tensors += m.owned_tensors;
     f.reads_model_input = f.reads_model_input || m.reads_model_input;
     has_reduction = has_reduction || m.kind == OpKind::reduction;
     f.fused.push_back(m.name);

@@ -78,6 +78,7 @@ LayerOutput conv(const LayerSpec& l, const Shape& in, long batch, bool transpose
   op.in_elements = elements(in) * static_cast<double>(batch);
   op.out_elements = elements(out.shape) * static_cast<double>(batch);
   op.owned_parameters = static_cast<double>(k * k * cin * cout + (l.bias ? cout : 0));
+  op.owned_tensors = 1 + (l.bias ? 1 : 0);
   op.param_elements = op.owned_parameters;
   out.ops.push_back(op);
   append_activation(out, l, batch);
@@ -100,6 +101,7 @@ LayerOutput dense(const LayerSpec& l, const Shape& in, long batch) {
   op.out_elements = elements(out.shape) * static_cast<double>(batch);
   op.param_elements = static_cast<double>(fin * l.units + (l.bias ? l.units : 0));
   op.owned_parameters = l.tied_weights ? (l.bias ? l.units : 0) : op.param_elements;
+  op.owned_tensors = (l.tied_weights ? 0 : 1) + (l.bias ? 1 : 0);
   out.ops.push_back(op);
   append_activation(out, l, batch);
   return out;
@@ -129,6 +131,7 @@ LayerOutput normalization(const LayerSpec& l, const Shape& in, long batch, Preci
   op.out_elements = elements(in) * static_cast<double>(batch);
   op.flops = Flops(5.0 * elements(in) * static_cast<double>(batch));
   op.owned_parameters = params;
+  op.owned_tensors = params > 0 ? 2 : 0; // scale and shift
   op.param_elements = params;
   if (l.type == "batch_norm") { // cuDNN's kernels: how they parallelise depends on the channel count
     op.channel_statistics = true;
@@ -150,6 +153,7 @@ LayerOutput embedding(const LayerSpec& l, const Shape& in, long batch) {
   gather.out_elements = tables * tokens * static_cast<double>(l.width);
   gather.param_elements = gather.out_elements; // the table rows read
   gather.owned_parameters = static_cast<double>((l.vocab + l.positions + l.token_types) * l.width);
+  gather.owned_tensors = tables;
   out.ops.push_back(gather);
   if (tables > 1) // the looked-up rows are summed
     out.ops.push_back(elementwise(l, "sum", elements(out.shape), batch, tables - 1.0, tables));

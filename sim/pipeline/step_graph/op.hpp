@@ -65,10 +65,12 @@ struct Op {
   bool weight_gradient = false;      // a matmul/conv computing its weights' gradient (wgrad)
   bool statistics_pass = false;      // a normalisation: reads its input once for statistics, once to normalise
   bool gradient_passes_through = false; // an add: autograd hands its output's gradient to its inputs, no kernel
+  int kernels = 1;                   // kernels it launches one after another (a per-op optimizer update: several)
   std::string note;                  // why it exists, for casts: "mixed precision", "stack fp32 fallback"
 
   // Parameters owned by this op (forward ops only): their gradients are all-reduced.
   double owned_parameters = 0.0;
+  int owned_tensors = 0; // the tensors they are kept in (a conv's weight and bias: 2), as an optimizer loops over them
 
   // Set by the fusion pass when this op stands for several (sim/pipeline/step_graph/fusion.hpp).
   std::string fusion;             // "output fusion", "loop fusion", "input fusion", "pointwise", "reduction"

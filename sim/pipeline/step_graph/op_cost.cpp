@@ -134,7 +134,13 @@ OpCost cost_device_op(const Op& op, const AcceleratorSpec& acc) {
       body = body / e->second;
       c.why += fmt::format("; cuDNN at {:.0f} % of this (measured)", 100 * e->second);
     }
-  c.duration = acc.launch_overhead + body / acc.efficiency_for(to_string(op.kind));
+  // Each kernel of an op that launches several (a per-op optimizer update) pays the launch floor and waits
+  // for its first memory access; its bytes are already the sum of their passes.
+  const double extra_kernels = std::max(0, op.kernels - 1);
+  c.duration = acc.launch_overhead * (1.0 + extra_kernels) + kp.memory_latency * extra_kernels +
+               body / acc.efficiency_for(to_string(op.kind));
+  if (op.kernels > 1)
+    c.why += fmt::format("{}{} kernels, one after another", c.why.empty() ? "" : "; ", op.kernels);
   if (c.matrix_path && op.nchw_activations && acc.matrix_unit_size == 0) {
     // cuDNN's tensor-core convolutions compute in NHWC: each activation it reads or writes in NCHW is
     // transposed by a kernel of its own that reads and writes it once.

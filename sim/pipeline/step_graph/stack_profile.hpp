@@ -11,9 +11,19 @@
 // `fusion`: how the framework fuses kernels (none | xla | xla_gpu | torch_compile; fusion.hpp).
 // `allocator: {block, segment}`: the device allocator's rounding (allocator_rounding.hpp;
 // default PyTorch's caching allocator, 512 B blocks and 2 MiB segments).
+// `optimizer_kernels`: how the framework's optimizer updates one weight tensor (backward_rules.hpp):
+//   fused   one kernel reads weights, gradient and state once and writes weights and state once
+//           (a fused or multi-tensor optimizer: apex FusedSGD, PyTorch 2.x foreach/fused, XLA)
+//   per_op  each arithmetic step of the update is a kernel of its own over the whole tensor: PyTorch
+//           1.x torch.optim loops over the tensors in Python (torch/optim/_functional.py), e.g.
+//           momentum SGD buf.mul_(m).add_(g); param.add_(buf): 3 kernels, 8 tensor passes
+// `zero_grad`: set_to_none (no kernel; PyTorch 2.x's default) or zero_fill (Optimizer.zero_grad()
+//   before 2.0: one fill kernel per gradient tensor).
 // Presets: sim/hardware/presets/stacks.yaml. Ignores: cuDNN's algorithm choice
-// beyond Winograd for 3x3 convs (sim/hardware/kernel_model.hpp); the optimizer's
-// kernel count (PyTorch 1.x's torch.optim loops over tensors, 2.x uses foreach).
+// beyond Winograd for 3x3 convs (sim/hardware/kernel_model.hpp); that a multi-tensor
+// (foreach) optimizer launches fewer kernels than one per tensor; weight decay and
+// Nesterov's extra kernels under per_op; the host's time to issue each kernel (a
+// kernel starts no sooner than its launch floor, however fast the host).
 #pragma once
 
 #include "sim/pipeline/step_graph/allocator_rounding.hpp"
@@ -37,6 +47,17 @@ template <> struct EnumNames<FusionPolicy> {
       {FusionPolicy::torch_compile, "torch_compile"}}};
 };
 
+enum class OptimizerKernels { fused, per_op };
+template <> struct EnumNames<OptimizerKernels> {
+  static constexpr std::array<std::pair<OptimizerKernels, std::string_view>, 2> table{{
+      {OptimizerKernels::fused, "fused"}, {OptimizerKernels::per_op, "per_op"}}};
+};
+enum class ZeroGrad { set_to_none, zero_fill };
+template <> struct EnumNames<ZeroGrad> {
+  static constexpr std::array<std::pair<ZeroGrad, std::string_view>, 2> table{{
+      {ZeroGrad::set_to_none, "set_to_none"}, {ZeroGrad::zero_fill, "zero_fill"}}};
+};
+
 struct StackProfile {
   std::string name = "native";
   std::string source;
@@ -44,6 +65,8 @@ struct StackProfile {
   bool tf32 = true;
   FusionPolicy fusion = FusionPolicy::none;
   AllocatorRounding allocator;
+  OptimizerKernels optimizer_kernels = OptimizerKernels::fused;
+  ZeroGrad zero_grad = ZeroGrad::set_to_none;
 
   SixteenBitPath path_for(OpKind k) const {
     auto it = sixteen_bit.find(k);

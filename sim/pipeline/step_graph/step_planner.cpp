@@ -48,7 +48,8 @@ StepGraph build_step_graph(const GraphModel& model, const AcceleratorSpec& acc, 
       op.nchw_activations = op.kind == OpKind::conv || op.channel_statistics; // their backward ops inherit it
   s.memory = memory_footprint(forward, model.precision, model.optimizer, input_batch, model.stack.allocator);
   check_fits(s.memory, acc.memory_size, batch, acc.name, model.where);
-  s.training = fuse_ops(add_backward_and_optimizer(forward, model.optimizer, master_dtype(model.precision)),
+  s.training = fuse_ops(add_backward_and_optimizer(forward, model.optimizer, master_dtype(model.precision),
+                                                  {model.stack.optimizer_kernels, model.stack.zero_grad}),
                        model.stack.fusion);
   std::vector<Seconds> durations;
   for (const auto& op : s.training.graph.ops) {

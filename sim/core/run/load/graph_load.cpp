@@ -95,13 +95,16 @@ ExplicitOp parse_explicit_op(const ConfigNode& node, size_t index) {
 
 StackProfile parse_stack(const ConfigNode& user) {
   ConfigNode node = resolve_preset(user, "stacks", "stack");
-  node.allow_only({"preset", "name", "source", "sixteen_bit", "tf32", "fusion", "allocator"});
+  node.allow_only({"preset", "name", "source", "sixteen_bit", "tf32", "fusion", "allocator", "optimizer_kernels",
+                   "zero_grad"});
   StackProfile s;
   s.name = node.get_string("name", user.is_scalar() ? user.as_string()
                                                     : node.get_string("preset", "inline stack"));
   s.source = node.get_string("source", "");
   s.tf32 = node.get_bool("tf32", true);
   s.fusion = node.get_enum<FusionPolicy>("fusion", FusionPolicy::none);
+  s.optimizer_kernels = node.get_enum<OptimizerKernels>("optimizer_kernels", OptimizerKernels::fused);
+  s.zero_grad = node.get_enum<ZeroGrad>("zero_grad", ZeroGrad::set_to_none);
   if (ConfigNode a = node.child("allocator"); a.defined()) {
     a.allow_only({"block", "segment"});
     s.allocator.block = a.get_quantity<Bytes>("block", s.allocator.block);
