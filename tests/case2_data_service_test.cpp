@@ -48,7 +48,7 @@ TEST(Case2DataService, MoreServiceWorkersNeverIncreaseTheStall) {
 
 // Right-sizing: `mlsim run` searches the worker count for a stall under 5 %; separate runs confirm it.
 TEST(Case2DataService, CoresNeededFindsTheSmallestWorkerCount) {
-  std::string out = ::testing::TempDir() + "case2.json";
+  std::string out = mlsim::fixtures::scratch_dir() + "case2.json";
   std::string cmd = mlsim::fixtures::mlsim_binary() + " run " + source_path("scenarios/cases/case2-service.yaml") +
                     " --quiet --no-recommendations --json " + out;
   ASSERT_EQ(std::system(cmd.c_str()), 0);

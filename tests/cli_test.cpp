@@ -20,7 +20,7 @@ std::string quickstart() { return mlsim::fixtures::source_path("scenarios/quicks
 TEST(Cli, CheckAcceptsQuickstart) { EXPECT_EQ(run_cli("check " + quickstart()), 0); }
 
 TEST(Cli, BadOverrideExitsTwoAndWritesNothing) {
-  std::string out = ::testing::TempDir() + "bad.json";
+  std::string out = mlsim::fixtures::scratch_dir() + "bad.json";
   std::filesystem::remove(out);
   EXPECT_EQ(run_cli("run " + quickstart() + " --set hardware.nodes.0.cpu.cores=0 --json " + out), 2);
   EXPECT_FALSE(std::filesystem::exists(out));
@@ -31,7 +31,7 @@ TEST(Cli, UnknownOptionExitsTwo) { EXPECT_EQ(run_cli("run " + quickstart() + " -
 TEST(Cli, HelpExitsZero) { EXPECT_EQ(run_cli("run --help"), 0); }
 
 TEST(Cli, JsonAndTraceAreWritten) {
-  std::string dir = ::testing::TempDir();
+  std::string dir = mlsim::fixtures::scratch_dir();
   ASSERT_EQ(run_cli("run " + quickstart() + " --json " + dir + "q.json --trace " + dir + "q.trace.json"), 0);
   auto j = nlohmann::json::parse(std::ifstream(dir + "q.json"));
   for (const char* key : {"scenario", "steps_simulated", "step_time_s", "throughput_samples_per_s", "breakdown",

@@ -23,7 +23,7 @@ namespace {
 
 std::string temp_path(const std::string &stem) {
   static int calls = 0;
-  return ::testing::TempDir() + "config_contract_" + std::to_string(::getpid()) + "_" + std::to_string(++calls) + "_" +
+  return mlsim::fixtures::scratch_dir() + "config_contract_" + std::to_string(::getpid()) + "_" + std::to_string(++calls) + "_" +
          stem;
 }
 
@@ -202,10 +202,10 @@ TEST(ConfigContract, Utf8ValidatorFollowsRfc3629) {
 
 TEST(ConfigContract, ReferencedFileMustBeARegularBoundedFile) {
   std::string dir_text = replaced(fixtures::base_scenario(), "sample_size: 1 kB",
-                                  "sample_size: {distribution: histogram, file: " + ::testing::TempDir() + "}");
+                                  "sample_size: {distribution: histogram, file: " + mlsim::fixtures::scratch_dir() + "}");
   std::string m = error_of(dir_text);
   EXPECT_EQ(
-      m.rfind("FILE:" + position_of(dir_text, ::testing::TempDir() + "}") +
+      m.rfind("FILE:" + position_of(dir_text, mlsim::fixtures::scratch_dir() + "}") +
                   ": dataset.sample_size.file: expected the name of a readable file (a regular file of at most 64 MiB)",
               0),
       0u)

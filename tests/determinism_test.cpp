@@ -16,7 +16,7 @@ int run_cli(const std::string& args) {
 } // namespace
 
 TEST(Determinism, SameSeedSameBytes) {
-  std::string dir = ::testing::TempDir();
+  std::string dir = mlsim::fixtures::scratch_dir();
   std::string scn = mlsim::fixtures::source_path("scenarios/quickstart.yaml");
   ASSERT_EQ(run_cli("run " + scn + " --json " + dir + "a.json"), 0);
   ASSERT_EQ(run_cli("run " + scn + " --json " + dir + "b.json"), 0);
@@ -26,7 +26,7 @@ TEST(Determinism, SameSeedSameBytes) {
 }
 
 TEST(Determinism, VariableSizesDependOnTheSeed) {
-  std::string dir = ::testing::TempDir();
+  std::string dir = mlsim::fixtures::scratch_dir();
   std::string scn = mlsim::fixtures::source_path("scenarios/quickstart.yaml");
   ASSERT_EQ(run_cli("run " + scn + " --set run.seed=1 --json " + dir + "s1.json"), 0);
   ASSERT_EQ(run_cli("run " + scn + " --set run.seed=2 --json " + dir + "s2.json"), 0);

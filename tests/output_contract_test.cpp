@@ -26,7 +26,7 @@ namespace {
 
 // A fresh, empty directory per test and process.
 std::string fresh_dir() {
-  std::string d = ::testing::TempDir() + "output_contract_" +
+  std::string d = mlsim::fixtures::scratch_dir() + "output_contract_" +
                   ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" + std::to_string(::getpid());
   fs::remove_all(d);
   fs::create_directories(d);

@@ -16,7 +16,7 @@ using json = nlohmann::json;
 namespace {
 
 std::string temp(const std::string& name) {
-  return ::testing::TempDir() + "recs_" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+  return mlsim::fixtures::scratch_dir() + "recs_" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
          std::to_string(::getpid()) + "_" + name;
 }
 

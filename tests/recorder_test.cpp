@@ -93,7 +93,7 @@ TEST(Recorder, KeepsOnlyTheBusyPeriodsAsked) {
 // while the trainers wait and ahead of them, so both read figures are non-zero and would change if the
 // filter lost the read spans.
 TEST(Recorder, FiguresWithAndWithoutATraceAreTheSame) {
-  const std::string dir = ::testing::TempDir();
+  const std::string dir = mlsim::fixtures::scratch_dir();
   const std::string scn = mlsim::fixtures::source_path("scenarios/quickstart.yaml");
   const std::string quick = " --no-recommendations --no-cores-needed";
   ASSERT_EQ(run_cli("run " + scn + quick + " --json " + dir + "plain.json"), 0);

@@ -39,7 +39,7 @@ Cli run_cli(const std::string& args) {
 }
 
 std::string temp(const std::string& name) {
-  return ::testing::TempDir() + "rightsize_" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+  return mlsim::fixtures::scratch_dir() + "rightsize_" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
          std::to_string(::getpid()) + "_" + name;
 }
 

@@ -43,7 +43,7 @@ TEST(RunOnce, WithoutWhatIfsTheBaseRunsOnceHere) {
 // in its own process.
 TEST(RunOnce, ChildFiguresEqualAnInProcessRun) {
   RunProducts with = produce_run(quickstart(true));
-  std::string out = ::testing::TempDir() + "run_once_" + std::to_string(::getpid()) + ".json";
+  std::string out = mlsim::fixtures::scratch_dir() + "run_once_" + std::to_string(::getpid()) + ".json";
   auto r = fixtures::run_mlsim("run " + quickstart(true).scenario + " --quiet --no-recommendations --no-cores-needed --json " + out);
   ASSERT_EQ(r.code, 0) << r.output;
   std::ifstream in(out);

@@ -40,7 +40,7 @@ std::string variant(const std::string& rel, const std::string& from, const std::
   if (at != std::string::npos)
     text.replace(at, from.size(), to);
   static int calls = 0;
-  std::string path = ::testing::TempDir() + "safety_" + std::to_string(::getpid()) + "_" + std::to_string(++calls) +
+  std::string path = mlsim::fixtures::scratch_dir() + "safety_" + std::to_string(::getpid()) + "_" + std::to_string(++calls) +
                      ".yaml";
   std::ofstream(path) << text;
   return path;
@@ -166,7 +166,7 @@ TEST(Safety, ActorBadAllocIsAnInternalErrorNotASignal) {
 // run.steps: 10000000 ran silently for hours: run.max_wall ends it with exit 2 naming the key.
 TEST(Safety, MaxWallEndsALongRunWithExitTwo) {
   std::string file = variant("scenarios/quickstart.yaml", "  steps: 30\n", "  steps: 10000000\n  fast_forward: false\n  max_wall: 2 s\n");
-  std::string json = ::testing::TempDir() + "maxwall_" + std::to_string(::getpid()) + ".json";
+  std::string json = mlsim::fixtures::scratch_dir() + "maxwall_" + std::to_string(::getpid()) + ".json";
   ProcessResult r = run_fast(file, {"--json", json});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_LT(r.seconds, 30.0);
@@ -201,7 +201,7 @@ class SafetySignal : public ::testing::TestWithParam<int> {};
 TEST_P(SafetySignal, StopsCleanlyWithoutOutput) {
   int sig = GetParam();
   std::string file = variant("scenarios/quickstart.yaml", "  steps: 30\n", "  steps: 10000000\n  fast_forward: false\n");
-  std::string json = ::testing::TempDir() + "signal_" + std::to_string(::getpid()) + ".json";
+  std::string json = mlsim::fixtures::scratch_dir() + "signal_" + std::to_string(::getpid()) + ".json";
   ProcessOptions o;
   o.send_after = 2.0;
   o.send_signal = sig;

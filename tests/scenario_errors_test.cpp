@@ -18,7 +18,7 @@ namespace {
 std::string write_temp(const std::string& text) {
   // Unique per process and call: ctest runs these tests concurrently in separate processes.
   static int calls = 0;
-  std::string path = ::testing::TempDir() + "scenario_" + std::to_string(::getpid()) + "_" +
+  std::string path = mlsim::fixtures::scratch_dir() + "scenario_" + std::to_string(::getpid()) + "_" +
                      std::to_string(++calls) + ".yaml";
   std::ofstream(path) << text;
   return path;

@@ -174,7 +174,7 @@ TEST(Straggler, NoTrainerGroupIsRejected) {
 }
 
 TEST(Straggler, TextReportNamesTheSlowestGroup) {
-  std::string path = ::testing::TempDir() + "straggler_" + std::to_string(::getpid()) + ".yaml";
+  std::string path = mlsim::fixtures::scratch_dir() + "straggler_" + std::to_string(::getpid()) + ".yaml";
   std::ofstream(path) << straggler_job();
   auto r = fixtures::run_mlsim("run " + path);
   ASSERT_EQ(r.code, 0) << r.output;

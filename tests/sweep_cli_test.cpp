@@ -26,7 +26,7 @@ int run_cli(const std::string& args) {
 
 // Per test and process: ctest runs tests in parallel, and other build trees may run the same ones.
 std::string temp(const std::string& name) {
-  std::string p = ::testing::TempDir() + "sweep_cli_" + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+  std::string p = mlsim::fixtures::scratch_dir() + "sweep_cli_" + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
                   "_" + std::to_string(::getpid()) + "_" + name;
   std::filesystem::remove(p);
   return p;

@@ -5,6 +5,8 @@
 #include "sim/core/studies/sweep_merge.hpp"
 #include "sim/core/studies/sweep_row.hpp"
 
+#include "test_support.hpp"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -97,7 +99,7 @@ TEST(SweepCsv, ErrorRowsHaveEmptyFigures) {
 
 namespace {
 std::string write_temp(const std::string& name, const std::string& text) {
-  std::string path = ::testing::TempDir() + name;
+  std::string path = mlsim::fixtures::scratch_dir() + name;
   std::ofstream(path) << text;
   return path;
 }

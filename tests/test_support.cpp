@@ -6,10 +6,35 @@
 
 #include <fmt/format.h>
 
+#include <gtest/gtest.h>
+
 #include <cstdio>
+#include <filesystem>
+#include <unistd.h>
 #include <sys/wait.h>
 
 namespace mlsim::fixtures {
+
+namespace {
+struct ScratchDir {
+  std::string path;
+  ~ScratchDir() {
+    std::error_code ignored; // a test that crashed or a child still writing: what can go, goes
+    if (!path.empty())
+      std::filesystem::remove_all(path, ignored);
+  }
+};
+} // namespace
+
+const std::string& scratch_dir() {
+  static ScratchDir dir;
+  if (dir.path.empty()) {
+    std::string p = ::testing::TempDir() + "mlsim-test-" + std::to_string(::getpid()) + "/";
+    std::filesystem::create_directories(p);
+    dir.path = p;
+  }
+  return dir.path;
+}
 
 Op gemm_op(long m, long n, long k, DType d) {
   Op op;

@@ -38,6 +38,11 @@ StepPlan plan_model(const std::string& model, const std::string& accelerator, lo
 // The plan's device time: its device ops one after another on one stream (no input, no all-reduce).
 double device_seconds(const StepPlan& plan);
 
+// This test process's folder for the files it writes (TempDir()/mlsim-test-<pid>/, with the slash), made on
+// first use and removed with everything in it when the process exits: ctest runs each test in a process of
+// its own, so repeated runs leave nothing behind.
+const std::string& scratch_dir();
+
 // Path of a file in the source tree.
 std::string source_path(const std::string& relative);
 

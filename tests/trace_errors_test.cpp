@@ -15,7 +15,7 @@ using namespace mlsim;
 namespace {
 
 std::string write(const std::string& name, const std::string& text) {
-  std::string path = ::testing::TempDir() + name;
+  std::string path = mlsim::fixtures::scratch_dir() + name;
   std::ofstream(path) << text;
   return path;
 }
@@ -94,7 +94,7 @@ TEST(TraceErrors, StepsOutsideTheTrace) {
 TEST(TraceErrors, ImportTraceExitsTwoAndWritesNothing) {
   std::string text = R"({"traceEvents": [{"ph": "X", "ts": 1, "dur": 2,, "name": "a"}]})";
   std::string path = write("cli.json", text);
-  std::string out = ::testing::TempDir() + "cli-section.yaml";
+  std::string out = mlsim::fixtures::scratch_dir() + "cli-section.yaml";
   std::remove(out.c_str());
   auto [code, output] = fixtures::run_mlsim("import-trace " + path + " --out " + out);
   EXPECT_EQ(code, 2) << output;

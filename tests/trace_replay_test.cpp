@@ -46,7 +46,7 @@ const char* kFastLoader = "framework: tf.data, workers: 4, prefetch: 4, copy: se
 std::string write_trace(const std::string& name, const GpuStepShape& shape, double& step_us) {
   fixtures::KinetoTrace t;
   step_us = fixtures::write_gpu_steps(t, shape, 8);
-  std::string path = ::testing::TempDir() + name;
+  std::string path = mlsim::fixtures::scratch_dir() + name;
   t.write(path);
   return path;
 }
@@ -167,7 +167,7 @@ TEST(TraceReplay, ImportTraceWritesASectionThatRuns) {
   GpuStepShape shape;
   double step_us = 0;
   std::string path = write_trace("import.json", shape, step_us);
-  std::string out = ::testing::TempDir() + "section.yaml";
+  std::string out = mlsim::fixtures::scratch_dir() + "section.yaml";
   fixtures::CliResult r = fixtures::run_mlsim("import-trace " + path + " --steps 2:6 --out " + out);
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("measured_on"), std::string::npos) << r.output; // matched from the device name
@@ -183,6 +183,6 @@ TEST(TraceReplay, ImportTraceWritesASectionThatRuns) {
   ReplayScenario s = scenario(path, "", kSyncLoader);
   s.overrides.erase(s.overrides.begin()); // the model comes from the section
   std::string text = s.yaml.substr(0, s.yaml.find("model:")) + section + s.yaml.substr(s.yaml.find("run:"));
-  auto j = simulate_scenario_text(text, s.overrides, ::testing::TempDir() + "imported.yaml");
+  auto j = simulate_scenario_text(text, s.overrides, mlsim::fixtures::scratch_dir() + "imported.yaml");
   EXPECT_NEAR(step_time(j), step_us * 1e-6, 0.02 * step_us * 1e-6);
 }

@@ -59,7 +59,7 @@ std::string write_tf_trace(const TfShape& s, int steps) {
     x(1, 100, "MatMul", ops_start, at - ops_start); // a derived line: must not count twice
   }
   ojson doc = {{"displayTimeUnit", "ns"}, {"metadata", {{"highres-ticks", true}}}, {"traceEvents", events}};
-  std::string path = ::testing::TempDir() + "tf.trace.json";
+  std::string path = mlsim::fixtures::scratch_dir() + "tf.trace.json";
   std::ofstream(path) << doc.dump();
   return path;
 }

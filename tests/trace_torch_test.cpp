@@ -20,7 +20,7 @@ bool have_torch() { return std::system("/usr/bin/python3 -c 'import torch' > /de
 // One profiled run per test binary process: ProfilerStep#1..#6 of batch 16.
 const std::string& torch_trace() {
   static std::string path = [] {
-    std::string p = ::testing::TempDir() + "torch-cnn.pt.trace.json";
+    std::string p = mlsim::fixtures::scratch_dir() + "torch-cnn.pt.trace.json";
     std::string cmd = "/usr/bin/python3 " + fixtures::source_path("tests/data/make_torch_trace.py") + " " + p +
                       " > /dev/null 2>&1";
     return std::system(cmd.c_str()) == 0 ? p : std::string();
