@@ -10,6 +10,9 @@
 //             executed FLOPs / (peak(path, dtype) x fraction(path, dtype))
 //   memory  = memory_latency + bytes / (HBM bandwidth x memory_fraction)
 //   t = launch_overhead + max(compute, memory) / efficiency(kind)
+//       + for an op that launches k > 1 kernels one after another (a per-op optimizer update,
+//         backward_rules.hpp): (k - 1) x (launch_overhead + memory_latency), its bytes already the
+//         sum of the kernels' passes
 //       + for a conv on tensor cores with NCHW activations (model.layout: nchw):
 //         a launch per activation tensor it reads or writes (input, output) + memory_latency + 2 x their
 //         bytes / rate: the transposes to and from NHWC that cuDNN runs around its tensor-core kernels (NVIDIA,
