@@ -42,6 +42,7 @@ struct PlannedOp {
   std::string layer;         // the layer it came from
   std::string note;          // why a cast exists, or which stack rule applied
   std::string why;           // the cause of its time (tiles and waves, padding, memory-bound)
+  Seconds host_wait{0.0};    // of `duration`: the device waiting for the host to issue this op
   std::string fusion;        // "output fusion", "loop fusion", ... when it stands for several ops fused
   std::vector<std::string> fused; // the ops a fusion stands for
 };
@@ -62,6 +63,9 @@ struct StepPlan {
   Seconds critical_path{0.0};   // longest dependency chain (unlimited streams)
   Bytes weights_bytes{0.0}, gradients_bytes{0.0}, optimizer_state_bytes{0.0}, activations_bytes{0.0};
   Bytes allocator_bytes{0.0}; // reserved by the allocator beyond the tensors (memory_footprint.hpp)
+  // The host issuing the ops (step_graph/host_issue.hpp): its time per step, and how long the device
+  // waits for it (already in the device ops' durations, PlannedOp::host_wait).
+  Seconds host_issue{0.0}, host_issue_wait{0.0};
 };
 
 } // namespace mlsim

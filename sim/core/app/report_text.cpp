@@ -82,6 +82,9 @@ std::string render_text_report(const Scenario& sc, const RunMetrics& m) {
   if (m.memory_capacity > 0)
     line(fmt::format("  Device memory                  {} of {}", format_bytes(Bytes(m.memory_footprint)),
                      format_bytes(Bytes(m.memory_capacity))));
+  if (m.host_issue_s > 0)
+    line(fmt::format("  Host issuing the device ops    {} a step; the device waits {} for it", ms(m.host_issue_s),
+                     ms(m.host_issue_wait_s)));
   line("");
   line(fmt::format("Bottleneck: {} '{}' at {} utilisation", m.bottleneck_kind, m.bottleneck_name,
                    pct(m.bottleneck_utilization)));

@@ -244,6 +244,8 @@ void op_figures(const SimulationOutput& out, RunMetrics& m) {
       m.fusion_time[op.fusion] += op.duration.value() / total;
   m.memory_footprint = plan.memory_footprint.value();
   m.memory_capacity = plan.memory_capacity.value();
+  m.host_issue_s = plan.host_issue.value();
+  m.host_issue_wait_s = plan.host_issue_wait.value();
 }
 
 void matrix_path_figure(const Scenario& sc, const SimulationOutput& out, RunMetrics& m) {
@@ -278,6 +280,15 @@ void bottleneck(const Scenario& sc, const SimulationOutput& out, RunMetrics& m) 
     m.bottleneck_kind = "host";
     m.bottleneck_name = node_instance_name(sc.trainer_node(), 0) + ".cpu"; // as the platform names the host
     m.bottleneck_utilization = m.breakdown.host_compute;
+  }
+  // The host issuing the device's ops (step_graph/host_issue.hpp) busier than the device: the framework's
+  // Python thread paces the step.
+  const double issuing = m.step_mean > 0 ? m.host_issue_s / m.step_mean : 0.0;
+  if (issuing > best) {
+    best = issuing;
+    m.bottleneck_kind = "host";
+    m.bottleneck_name = node_instance_name(sc.trainer_node(), 0) + ".cpu";
+    m.bottleneck_utilization = issuing;
   }
   // The CPU stages share the workers' cores: their joint utilisation, named after the costliest stage.
   const StageFigure* costliest = nullptr;
@@ -423,6 +434,8 @@ RunMetrics compute_metrics(const Scenario& sc, const SimulationOutput& out) {
   }
   node_group_figures(sc, out, m);
   op_figures(out, m);
+  if (m.step_mean > 0) // the device's stream time less its waits for the host to issue the ops: busy
+    m.accelerator_utilization = std::max(0.0, m.breakdown.device_compute - m.host_issue_wait_s / m.step_mean);
   matrix_path_figure(sc, out, m);
   stage_figures(sc, out, m);
   transfer_chain(sc, out, m);

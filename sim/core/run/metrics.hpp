@@ -96,6 +96,9 @@ struct RunMetrics {
   std::map<std::string, double> fusion_time; // share of op time per fusion kind ("output fusion", ...)
   MatrixPathFigure matrix_path;
   double memory_footprint = 0, memory_capacity = 0;
+  // Per step: the host's time issuing the device ops and the device's wait for it (step_graph/host_issue.hpp;
+  // both 0 where the stack does not model it).
+  double host_issue_s = 0, host_issue_wait_s = 0;
   double samples_consumed = 0;
   double padded_fraction = 0;
   double cost_per_hour = 0;   // all nodes of the scenario (trainers and data service)

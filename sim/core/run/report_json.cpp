@@ -74,6 +74,8 @@ nlohmann::ordered_json metrics_to_json(const RunMetrics& m) {
                       {"useful_flop_fraction", m.matrix_path.useful_flop_fraction},
                       {"time_fraction", m.matrix_path.time_fraction}};
   j["memory"] = {{"footprint_bytes", m.memory_footprint}, {"capacity_bytes", m.memory_capacity}};
+  if (m.host_issue_s > 0)
+    j["host_issue"] = {{"host_s_per_step", m.host_issue_s}, {"device_wait_s_per_step", m.host_issue_wait_s}};
   j["padded_fraction"] = m.padded_fraction;
   j["pipeline_workers_per_node"] = m.workers_per_node;
   j["pipeline_worker_cores"] = m.worker_cores;
@@ -169,6 +171,10 @@ RunMetrics metrics_from_json(const nlohmann::ordered_json& j) {
                      number(mp.at("useful_flop_fraction")), number(mp.at("time_fraction"))};
     m.memory_footprint = number(j.at("memory").at("footprint_bytes"));
     m.memory_capacity = number(j.at("memory").at("capacity_bytes"));
+    if (j.contains("host_issue")) {
+      m.host_issue_s = number(j.at("host_issue").at("host_s_per_step"));
+      m.host_issue_wait_s = number(j.at("host_issue").at("device_wait_s_per_step"));
+    }
     m.padded_fraction = number(j.at("padded_fraction"));
     m.workers_per_node = j.at("pipeline_workers_per_node").get<int>();
     m.worker_cores = number(j.at("pipeline_worker_cores"));

@@ -19,11 +19,16 @@
 //           momentum SGD buf.mul_(m).add_(g); param.add_(buf): 3 kernels, 8 tensor passes
 // `zero_grad`: set_to_none (no kernel; PyTorch 2.x's default) or zero_fill (Optimizer.zero_grad()
 //   before 2.0: one fill kernel per gradient tensor).
+// `host_issue: {per_op, per_optimizer_call}`: the host's time to call one forward or backward op (a
+//   fused optimizer is one such call for the whole update), and one call of a per_op optimizer's Python
+//   loop (a kernel each); the device waits when the host issues slower than it runs (host_issue.hpp).
+//   Absent: 0, the host is never the limit.
+// `loss_scale_sync`: under fp16 mixed precision the host waits for the device before the optimizer
+//   (PyTorch's GradScaler reads its found-inf flag with .item()), so the step's issue restarts there.
 // Presets: sim/hardware/presets/stacks.yaml. Ignores: cuDNN's algorithm choice
 // beyond Winograd for 3x3 convs (sim/hardware/kernel_model.hpp); that a multi-tensor
 // (foreach) optimizer launches fewer kernels than one per tensor; weight decay and
-// Nesterov's extra kernels under per_op; the host's time to issue each kernel (a
-// kernel starts no sooner than its launch floor, however fast the host).
+// Nesterov's extra kernels under per_op.
 #pragma once
 
 #include "sim/pipeline/step_graph/allocator_rounding.hpp"
@@ -67,6 +72,9 @@ struct StackProfile {
   AllocatorRounding allocator;
   OptimizerKernels optimizer_kernels = OptimizerKernels::fused;
   ZeroGrad zero_grad = ZeroGrad::set_to_none;
+  Seconds host_per_op{0.0};
+  Seconds host_per_optimizer_call{0.0};
+  bool loss_scale_sync = false;
 
   SixteenBitPath path_for(OpKind k) const {
     auto it = sixteen_bit.find(k);

@@ -3,6 +3,9 @@
 #include "sim/core/base/errors.hpp"
 #include "sim/pipeline/step_graph/forward_graph.hpp"
 #include "sim/pipeline/step_graph/fusion.hpp"
+#include "sim/pipeline/step_graph/host_issue.hpp"
+
+#include <fmt/format.h>
 
 namespace mlsim {
 namespace {
@@ -29,6 +32,44 @@ void pcie_traffic(const OpGraph& g, size_t i, PlannedOp& planned) {
       planned.to_device = element_size(g.ops[i].out_dtype) * g.ops[i].out_elements;
       break;
     }
+}
+
+// The host's time to issue op i (host_issue.hpp): a call per forward and backward op; a fused (multi-tensor)
+// optimizer is one call for the whole update, a per-op one a Python call per kernel.
+Seconds host_call(const StackProfile& stack, const Op& op, size_t i, size_t optimizer_begin) {
+  if (i < optimizer_begin)
+    return stack.host_per_op;
+  if (stack.optimizer_kernels == OptimizerKernels::per_op)
+    return stack.host_per_optimizer_call * op.kernels;
+  return i == optimizer_begin ? stack.host_per_op : Seconds(0.0);
+}
+
+// The device's waits for the host issuing the ops (host_issue.hpp), added to the ops they delay.
+void add_host_issue(const GraphModel& model, const OpGraph& g, StepPlan& plan) {
+  const StackProfile& stack = model.stack;
+  if (stack.host_per_op.value() <= 0 && stack.host_per_optimizer_call.value() <= 0)
+    return;
+  std::vector<Seconds> device, host;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const bool on_device = g.ops[i].placement == OpPlacement::device;
+    device.push_back(on_device ? plan.ops[i].duration : Seconds(0.0));
+    host.push_back(on_device ? host_call(stack, g.ops[i], i, plan.optimizer_begin) : Seconds(0.0));
+  }
+  std::optional<size_t> sync;
+  if (stack.loss_scale_sync && model.precision == PrecisionPolicy::mixed_fp16 && plan.optimizer_begin < g.ops.size())
+    sync = plan.optimizer_begin;
+  const HostIssue issue = host_issue(device, host, sync);
+  for (size_t i = 0; i < plan.ops.size(); ++i) {
+    PlannedOp& p = plan.ops[i];
+    if (issue.wait[i].value() <= 0)
+      continue;
+    p.host_wait = issue.wait[i];
+    p.duration += issue.wait[i];
+    p.why += fmt::format("{}{:.1f} us waiting for the host to issue it", p.why.empty() ? "" : "; ",
+                         issue.wait[i].value() * 1e6);
+  }
+  plan.host_issue = issue.host;
+  plan.host_issue_wait = issue.total_wait;
 }
 
 } // namespace
@@ -111,6 +152,7 @@ StepPlan plan_graph_step(const GraphModel& model, const AcceleratorSpec& acc, lo
   plan.optimizer_state_bytes = s.memory.optimizer_state;
   plan.activations_bytes = s.memory.activations;
   plan.allocator_bytes = s.memory.allocator;
+  add_host_issue(model, g, plan);
   return plan;
 }
 

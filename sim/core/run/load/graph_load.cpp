@@ -96,7 +96,7 @@ ExplicitOp parse_explicit_op(const ConfigNode& node, size_t index) {
 StackProfile parse_stack(const ConfigNode& user) {
   ConfigNode node = resolve_preset(user, "stacks", "stack");
   node.allow_only({"preset", "name", "source", "sixteen_bit", "tf32", "fusion", "allocator", "optimizer_kernels",
-                   "zero_grad"});
+                   "zero_grad", "host_issue", "loss_scale_sync"});
   StackProfile s;
   s.name = node.get_string("name", user.is_scalar() ? user.as_string()
                                                     : node.get_string("preset", "inline stack"));
@@ -105,6 +105,12 @@ StackProfile parse_stack(const ConfigNode& user) {
   s.fusion = node.get_enum<FusionPolicy>("fusion", FusionPolicy::none);
   s.optimizer_kernels = node.get_enum<OptimizerKernels>("optimizer_kernels", OptimizerKernels::fused);
   s.zero_grad = node.get_enum<ZeroGrad>("zero_grad", ZeroGrad::set_to_none);
+  if (ConfigNode h = node.child("host_issue"); h.defined()) {
+    h.allow_only({"per_op", "per_optimizer_call"});
+    s.host_per_op = h.get_quantity<Seconds>("per_op", Seconds(0.0), false);
+    s.host_per_optimizer_call = h.get_quantity<Seconds>("per_optimizer_call", Seconds(0.0), false);
+  }
+  s.loss_scale_sync = node.get_bool("loss_scale_sync", false);
   if (ConfigNode a = node.child("allocator"); a.defined()) {
     a.allow_only({"block", "segment"});
     s.allocator.block = a.get_quantity<Bytes>("block", s.allocator.block);

@@ -1,0 +1,136 @@
+// The host issuing the step's ops (sim/pipeline/step_graph/host_issue.hpp): the walk from a sync, the
+// run-ahead surplus, and the stacks' figures in a planned step, each against its closed form.
+#include "sim/core/run/load/hardware_load.hpp"
+#include "sim/core/run/load/model_load.hpp"
+#include "sim/pipeline/step_graph/host_issue.hpp"
+
+#include "test_support.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace mlsim;
+
+namespace {
+using fixtures::device_seconds;
+using fixtures::plan_model;
+std::vector<Seconds> ms(std::initializer_list<double> v) {
+  std::vector<Seconds> out;
+  for (double x : v)
+    out.push_back(Seconds(x * 1e-3));
+  return out;
+}
+} // namespace
+
+// device 1, 1, 1 ms; host 2, 0.5, 0.5 ms; the host syncs before op 1. From the sync: op 1 issued at 0.5 (waits
+// 0.5, ends 1.5); op 2 issued at 1.0, starts at 1.5 (no wait, ends 2.5); op 0 issued at 3.0 (waits 0.5, ends 4.0).
+TEST(HostIssue, WalkFromTheSyncWaitsWhereTheHostIsBehind) {
+  HostIssue r = host_issue(ms({1, 1, 1}), ms({2, 0.5, 0.5}), size_t{1});
+  ASSERT_EQ(r.wait.size(), 3u);
+  EXPECT_NEAR(r.wait[1].value(), 0.5e-3, 1e-12);
+  EXPECT_NEAR(r.wait[2].value(), 0.0, 1e-12);
+  EXPECT_NEAR(r.wait[0].value(), 0.5e-3, 1e-12);
+  EXPECT_NEAR(r.total_wait.value(), 1.0e-3, 1e-12);
+  EXPECT_NEAR(r.host.value(), 3.0e-3, 1e-12);
+}
+
+TEST(HostIssue, WithoutASyncOnlyTheHostsSurplusShowsOnceAStep) {
+  HostIssue ahead = host_issue(ms({1, 1}), ms({3, 0}), std::nullopt); // host 3 ms, device 2 ms
+  EXPECT_NEAR(ahead.wait[0].value(), 1e-3, 1e-12);
+  EXPECT_NEAR(ahead.wait[1].value(), 0.0, 1e-12);
+  HostIssue behind = host_issue(ms({1, 1}), ms({1.5, 0}), std::nullopt); // the device is the limit
+  EXPECT_NEAR(behind.total_wait.value(), 0.0, 1e-12);
+  // With a sync the same host cost is exposed at once: the first op waits for its whole call.
+  HostIssue synced = host_issue(ms({1, 1}), ms({1.5, 0}), size_t{0});
+  EXPECT_NEAR(synced.total_wait.value(), 1.5e-3, 1e-12);
+}
+
+// A step of tiny ops, each far shorter on the device than the host's call: from the sync every op waits for its
+// call, so the device step is the calls (one per forward and backward op, one for the fused update however many
+// layers it updates) plus the device time of the op just before the sync (the last issued).
+TEST(HostIssue, AHostBoundStepIsTheHostsCallsPlusTheLastOp) {
+  const std::string layers = "input: [64], layers: [{type: dense, units: 64}, {type: dense, units: 64}]";
+  const std::string stack = "stack: {preset: pytorch-eager, host_issue: {per_op: 1 ms}, loss_scale_sync: true}";
+  StepPlan amp = plan_model("{" + layers + ", precision: mixed_fp16, " + stack + "}", "a100-sxm4-80gb", 4);
+  StepPlan bare = plan_model("{" + layers + ", precision: mixed_fp16}", "a100-sxm4-80gb", 4);
+  ASSERT_EQ(amp.ops.size(), bare.ops.size());
+  const double n = static_cast<double>(amp.optimizer_begin + 1);
+  const double before_sync = bare.ops[amp.optimizer_begin - 1].duration.value();
+  EXPECT_NEAR(device_seconds(amp), n * 1e-3 + before_sync, 1e-9);
+  EXPECT_NEAR(amp.host_issue.value(), n * 1e-3, 1e-12);
+  EXPECT_NEAR(amp.host_issue_wait.value(), device_seconds(amp) - device_seconds(bare), 1e-12);
+  EXPECT_NE(amp.ops[amp.optimizer_begin].why.find("waiting for the host"), std::string::npos);
+  // fp32 has no loss scaler, so no sync: the host runs ahead and the step is the host's calls.
+  StepPlan fp32 = plan_model("{" + layers + ", " + stack + "}", "a100-sxm4-80gb", 4);
+  EXPECT_NEAR(device_seconds(fp32), static_cast<double>(fp32.optimizer_begin + 1) * 1e-3, 1e-9);
+  // Nothing modelled: the step is the device's alone.
+  StepPlan off = plan_model("{" + layers + ", precision: mixed_fp16, stack: {preset: pytorch-eager, "
+                            "host_issue: {per_op: 0 s}}}", "a100-sxm4-80gb", 4);
+  EXPECT_NEAR(device_seconds(off), device_seconds(bare), 1e-12);
+  EXPECT_THROW(plan_model("{" + layers + ", stack: {preset: pytorch-eager, host_issue: {per_op: -1 us}}}",
+                          "a100-sxm4-80gb", 4), InputError);
+  EXPECT_THROW(plan_model("{" + layers + ", stack: {preset: pytorch-eager, host_issue: {per_kernel: 1 us}}}",
+                          "a100-sxm4-80gb", 4), InputError);
+}
+
+// A per-op optimizer update calls one Python op per kernel: a dense layer's momentum update with zero fills is 8
+// kernels (backward_rules.hpp), 8 Python calls; a fused (foreach) update of any number of layers is one call.
+TEST(HostIssue, APerOpOptimizerCallsOncePerKernelAFusedOneOnceInAll) {
+  const std::string layer = "input: [64], optimizer: momentum, layers: [{type: dense, units: 64}";
+  StepPlan per_op = plan_model("{" + layer + "], stack: {preset: pytorch1-eager, host_issue: {per_op: 10 us, "
+                               "per_optimizer_call: 2 us}}}", "a100-sxm4-80gb", 4);
+  ASSERT_EQ(per_op.ops.size() - per_op.optimizer_begin, 1u);
+  EXPECT_NEAR(per_op.host_issue.value(), static_cast<double>(per_op.optimizer_begin) * 10e-6 + 8 * 2e-6, 1e-12);
+  StepPlan fused = plan_model("{" + layer + ", {type: dense, units: 64}], stack: {preset: pytorch-eager, "
+                              "host_issue: {per_op: 10 us}}}", "a100-sxm4-80gb", 4);
+  ASSERT_EQ(fused.ops.size() - fused.optimizer_begin, 2u);
+  EXPECT_NEAR(fused.host_issue.value(), static_cast<double>(fused.optimizer_begin + 1) * 10e-6, 1e-12);
+}
+
+// Two machines in series from the sync (a flow shop): the device finishes the walk at
+//   T = max over k of (issued_k + the device time of ops k..end of the walk), issued_k = (k + 1) calls
+// (every call the same, as in a step of forward and backward ops), whatever the ops' lengths.
+double flow_shop_end(const StepPlan& bare, size_t sync, size_t calls, double per_call) {
+  double best = 0.0;
+  for (size_t k = 0; k < calls; ++k) {
+    double tail = 0.0;
+    for (size_t j = k; j < bare.ops.size(); ++j)
+      tail += bare.ops[(sync + j) % bare.ops.size()].duration.value();
+    best = std::max(best, static_cast<double>(k + 1) * per_call + tail);
+  }
+  return best;
+}
+
+// The preset figure on the step it came from and the step it predicts: ResNet-50, fp16 AMP, eager PyTorch 2.x on
+// an H200, 76 us a call. From the sync, the foreach update is one call (the other 106 fused ops are issued with
+// it) and each forward and backward op one more. At batch 128 the device's work (~22 ms) is well under the
+// host's 515 calls: host-bound. At batch 256 the two are close, and only part of the host's time is exposed.
+TEST(HostIssue, EagerPyTorchOnAnH200IsHostBoundAtBatch128ButNot256) {
+  const std::string rn50 = "{preset: resnet50, precision: mixed_fp16, layout: nhwc, stack: pytorch-eager}";
+  const std::string bare = "{preset: resnet50, precision: mixed_fp16, layout: nhwc, stack: {preset: pytorch-eager, "
+                           "host_issue: {per_op: 0 s}}}";
+  StepPlan b128 = plan_model(rn50, "h200-sxm", 128), b128_bare = plan_model(bare, "h200-sxm", 128);
+  ASSERT_EQ(b128.ops.size(), 621u);
+  ASSERT_EQ(b128.optimizer_begin, 514u);
+  const double calls = 515 * 76e-6;
+  EXPECT_NEAR(b128.host_issue.value(), calls, 1e-12);
+  EXPECT_LT(device_seconds(b128_bare), 0.6 * calls); // the device alone: well under the host's calls
+  // The walk from the sync: the optimizer's 107 ops issued by one call, then the 514 forward and backward ops.
+  // Issued_k counts calls, so walk the update as one op of the summed length.
+  auto walk = [](const StepPlan& bare) {
+    StepPlan w;
+    PlannedOp update;
+    for (size_t i = bare.optimizer_begin; i < bare.ops.size(); ++i)
+      update.duration += bare.ops[i].duration;
+    w.ops.push_back(update);
+    for (size_t i = 0; i < bare.optimizer_begin; ++i)
+      w.ops.push_back(bare.ops[i]);
+    return w;
+  };
+  EXPECT_NEAR(device_seconds(b128), flow_shop_end(walk(b128_bare), 0, 515, 76e-6), 1e-9);
+  EXPECT_GT(device_seconds(b128), calls);
+  StepPlan b256 = plan_model(rn50, "h200-sxm", 256), b256_bare = plan_model(bare, "h200-sxm", 256);
+  EXPECT_NEAR(device_seconds(b256), flow_shop_end(walk(b256_bare), 0, 515, 76e-6), 1e-9);
+  EXPECT_GT(b256.host_issue_wait.value(), 0.0);
+  EXPECT_LT(b256.host_issue_wait.value(), 0.5 * calls);
+  EXPECT_NEAR(device_seconds(b256) - device_seconds(b256_bare), b256.host_issue_wait.value(), 1e-12);
+}
