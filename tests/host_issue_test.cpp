@@ -134,3 +134,20 @@ TEST(HostIssue, EagerPyTorchOnAnH200IsHostBoundAtBatch128ButNot256) {
   EXPECT_LT(b256.host_issue_wait.value(), 0.5 * calls);
   EXPECT_NEAR(device_seconds(b256) - device_seconds(b256_bare), b256.host_issue_wait.value(), 1e-12);
 }
+
+// The whole run of the batch-128 scenario: the step is the plan's device step (no input, no all-reduce), the
+// report's accelerator utilisation leaves out the device's waits for the host, and the host names the bottleneck.
+TEST(HostIssue, AHostBoundRunNamesTheHostAndCountsTheWaitsAsIdle) {
+  const auto j = simulate_file_in_child(
+      fixtures::source_path("scenarios/measured/rn50-pytorch-h200-amp-b128-1gpu.yaml"), {});
+  StepPlan plan = plan_model("{preset: resnet50, precision: mixed_fp16, layout: nhwc, optimizer: momentum, "
+                             "stack: pytorch-eager}",
+                             "h200-sxm", 128);
+  const double step = j.at("step_time_s").at("mean").get<double>();
+  EXPECT_NEAR(step, device_seconds(plan), 1e-6 * step);
+  EXPECT_NEAR(j.at("host_issue").at("device_wait_s_per_step").get<double>(), plan.host_issue_wait.value(), 1e-12);
+  EXPECT_NEAR(j.at("accelerator_utilization").get<double>(), 1.0 - plan.host_issue_wait.value() / step, 1e-6);
+  EXPECT_EQ(j.at("bottleneck").at("kind"), "host");
+  EXPECT_EQ(j.at("bottleneck").at("name"), "node.cpu");
+  EXPECT_NEAR(j.at("bottleneck").at("utilization").get<double>(), plan.host_issue.value() / step, 1e-6);
+}

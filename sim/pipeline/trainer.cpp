@@ -24,6 +24,8 @@ Trainer::Trainer(Setup setup)
       name_wait_(s_.recorder->intern(pipeline_spans::wait_for_input())),
       name_h2d_(s_.recorder->intern("copy batch to device")), name_receive_(s_.recorder->intern("receive batch")),
       name_receive_pin_(s_.recorder->intern("receive and pin batch")),
+      cat_host_issue_(s_.recorder->intern("host_issue")),
+      name_host_issue_(s_.recorder->intern("waiting for the host to issue the next op")),
       receive_core_seconds_(*s_.recorder, pipeline_counters::receive_core_seconds()) {}
 
 void Trainer::start() {
@@ -96,9 +98,11 @@ Batch Trainer::next_batch(StepRecord& r, uint32_t track) {
 
 double Trainer::run_device_ops(size_t begin, size_t end, double scale, bool trace, uint32_t track) {
   const StepPlan& plan = *s_.plan;
+  // The batch's compute scale stretches the kernels, not the device's wait for the host to issue them.
+  auto kernel = [&](size_t i) { return (plan.ops[i].duration - plan.ops[i].host_wait).value() * scale; };
   double total = 0;
   for (size_t i = begin; i < end; ++i)
-    total += plan.ops[i].duration.value() * scale;
+    total += plan.ops[i].host_wait.value() + kernel(i);
   double t0 = sg4::Engine::get_clock();
   if (total > 0)
     sg4::this_actor::execute(total * kWorkPerSecond);
@@ -106,7 +110,11 @@ double Trainer::run_device_ops(size_t begin, size_t end, double scale, bool trac
     auto* rec = s_.recorder;
     double at = t0;
     for (size_t i = begin; i < end; ++i) {
-      double d = plan.ops[i].duration.value() * scale;
+      if (double w = plan.ops[i].host_wait.value(); w > 0) { // the gap a profiler shows before the kernel
+        rec->span(track, name_host_issue_, cat_host_issue_, at, at + w);
+        at += w;
+      }
+      double d = kernel(i);
       rec->span(track, rec->intern(plan.ops[i].name), rec->intern("device"), at, at + d);
       at += d;
     }

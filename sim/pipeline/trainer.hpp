@@ -65,6 +65,7 @@ private:
   std::unique_ptr<BatchQueue> on_device_; // overlapped copy: batches already on the device
   // The names of the spans recorded each step, interned once, and the receive cost's counter.
   uint32_t cat_input_, cat_h2d_, name_wait_, name_h2d_, name_receive_, name_receive_pin_;
+  uint32_t cat_host_issue_, name_host_issue_; // the device waiting for the host to issue its next op
   CounterSlot receive_core_seconds_;
 };
 
