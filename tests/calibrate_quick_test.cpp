@@ -144,6 +144,8 @@ TEST(CalibrateQuick, ProfileRoundTripsAndMatchesTheHardwareSchema) {
   EXPECT_EQ(back.cpu.cores, p.cpu.cores);
   EXPECT_GT(p.meta.reference_spin_s, 0.0); // the cores' speed while the stage costs were measured
   EXPECT_NEAR(back.meta.reference_spin_s, p.meta.reference_spin_s, 1e-3 * p.meta.reference_spin_s);
+  EXPECT_GT(p.meta.reference_gemm_s, 0.0); // the consumer's speed while the host GEMM was fitted
+  EXPECT_NEAR(back.meta.reference_gemm_s, p.meta.reference_gemm_s, 1e-3 * p.meta.reference_gemm_s);
   const auto& a = p.cpu.stage_costs.at("jpeg_decode");
   const auto& b = back.cpu.stage_costs.at("jpeg_decode");
   EXPECT_NEAR(b.per_pixel_s, a.per_pixel_s, 1e-3 * a.per_pixel_s + 1e-15); // 4 significant digits

@@ -125,3 +125,28 @@ TEST(BalanceDelay, MedianIsRobustToAMinorityOfCappedTrials) {
   EXPECT_EQ(busy.capped, 2);
   EXPECT_DOUBLE_EQ(busy.median_s, 0.040);
 }
+
+// The consumer's reference is timed right before and right after each run (beside the spin); a configuration
+// keeps the median over its runs of each run's before/after mean. Here the reference returns 1, 2, 3, ... ms in
+// the order it is called; round 1 runs 0, 1, 2 (means 1.5, 3.5, 5.5 ms), round 2 rotated runs 1, 2, 0 (7.5, 9.5,
+// 11.5 ms), so the configurations keep (1.5 + 11.5) / 2, (3.5 + 7.5) / 2 and (5.5 + 9.5) / 2.
+TEST(RobustMeasure, TheConsumerReferenceIsTimedAroundEachRun) {
+  std::ostringstream log;
+  RobustOptions opt;
+  opt.repeats = 2;
+  opt.drift_threshold = 10.0;
+  int calls = 0;
+  opt.consumer_reference = [&] { return 1e-3 * ++calls; };
+  const auto out = measure_interleaved(
+      3, opt, [&](size_t) { return run(10.0, 0.0); }, [](size_t i) { return std::to_string(i); }, log);
+  EXPECT_EQ(calls, 12);
+  EXPECT_NEAR(out[0].consumer_reference_s, 6.5e-3, 1e-15);
+  EXPECT_NEAR(out[1].consumer_reference_s, 5.5e-3, 1e-15);
+  EXPECT_NEAR(out[2].consumer_reference_s, 7.5e-3, 1e-15);
+  EXPECT_NE(log.str().find("consumer reference 1.500 ms"), std::string::npos) << log.str();
+  // Without one nothing is timed and nothing is kept.
+  const auto bare = measure_interleaved(
+      1, {1, 10.0}, [&](size_t) { return run(10.0, 0.0); }, [](size_t i) { return std::to_string(i); }, log);
+  EXPECT_EQ(bare[0].consumer_reference_s, 0.0);
+  EXPECT_GT(reference_gemm_s(32), 0.0);
+}

@@ -5,6 +5,7 @@
 
 #include "tests/validate_fixtures.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 using namespace mlsim::validate;
@@ -114,4 +115,22 @@ TEST(ValidateScenario, BackgroundLoadLeavesTheRestOfTheCores) {
   eq(job_cpu(2, 0.5, true), 2, 0.75);
   eq(job_cpu(2, 1.4, false), 2, 0.3);
   eq(job_cpu(2, 5.0, true), 1, 0.1);    // never zero
+}
+
+// The host GEMM consumer follows its own reference where one was timed: at 0.8 of its calibrated speed a 10 ms
+// layer takes 12.5 ms, whatever the spin says of the loader's cores (which keep host_speed); without one it
+// follows the spin.
+TEST(ValidatePredictor, TheConsumerFollowsItsOwnReferenceTheLoaderTheSpin) {
+  JobInputs in = mlsim::fixtures::one_500x375_image();
+  in.host_speed = 1.25;
+  JobCosts spin_only = job_costs(hand_profile(), cfg(1, 1), in);
+  EXPECT_NEAR(spin_only.consumer_s, 0.010 / 1.25, 1e-12);
+  in.consumer_speed = 0.8;
+  JobCosts both = job_costs(hand_profile(), cfg(1, 1), in);
+  EXPECT_NEAR(both.consumer_s, 0.0125, 1e-12);
+  EXPECT_NEAR(both.loader_s, 0.040 / 1.25, 1e-12);
+  // The simulator's scenario: the GEMM runs at core_flops x core_speed, and core_speed carries host_speed, so
+  // core_flops is the calibrated rate x 0.8 / 1.25.
+  const std::string y = scenario_yaml(cfg(1, 1), in, hand_profile(), "profiles/vm.yaml", RunLength{5, 45});
+  EXPECT_NE(y.find(fmt::format("core_flops: \"{:.6g} FLOP/s\"", 2e6 / 10e-3 * 0.8 / 1.25)), std::string::npos) << y;
 }

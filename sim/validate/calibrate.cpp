@@ -162,7 +162,13 @@ Profile run_calibration(const CalibrateOptions& opt, std::ostream& log) {
   for (const auto& [name, f] : in_loader.factor)
     fmt::print(log, " {} {:.2f}", name, f);
   fmt::print(log, "\n");
+  const double gemm_before = reference_gemm_s(kReferenceGemmN); // the consumer's speed, as the spin is the stages'
   p.cpu.stage_costs["host_gemm_fp32"] = measure_host_gemm(reps, p.cpu.cores, opt.quick);
+  const double gemm_after = reference_gemm_s(kReferenceGemmN);
+  p.meta.reference_gemm_s = 0.5 * (gemm_before + gemm_after);
+  fmt::print(log, "  reference GEMM {}^3 (the host GEMM consumer's speed, validate scales it by it): {:.3f} ms before "
+                  "the host GEMM fit, {:.3f} ms after\n",
+             kReferenceGemmN, 1e3 * gemm_before, 1e3 * gemm_after);
   p.cpu.fp16_emulation_factor = measure_fp16_emulation_factor(reps);
   if (!p.cpu.stage_costs.count("idx_gzip_parse"))
     fmt::print(log, "  Fashion-MNIST not installed (package dataset-fashion-mnist): idx_gzip_parse skipped\n");

@@ -47,6 +47,12 @@ struct JobInputs {
   // The cores' speed during the run over their speed when the profile was calibrated (a reference spin
   // loop timed at both, robust_measure.hpp); 1: as calibrated.
   double host_speed = 1.0;
+  // The host GEMM consumer's speed during the run over its calibrated speed (a reference GEMM of the
+  // consumer's size timed at both, robust_measure.hpp); 0: unknown, the consumer follows host_speed. An
+  // integer spin loop does not see what slows a cache- and memory-bound GEMM (another tenant's cache and
+  // memory traffic, the vector units' clock), and the GEMM-bound configurations follow the GEMM.
+  double consumer_speed = 0.0;
+  double consumer_speed_or_host() const { return consumer_speed > 0 ? consumer_speed : host_speed; }
 };
 
 } // namespace mlsim::validate

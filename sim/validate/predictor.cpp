@@ -23,7 +23,7 @@ JobCosts job_costs(const Profile& p, const JobConfig& cfg, const JobInputs& in) 
   c.loader_s = per_sample * cfg.batch_size / core_speed;
   if (auto g = p.cpu.stage_costs.find("host_gemm_fp32"); g != p.cpu.stage_costs.end())
     c.consumer_s = cfg.consumer_layers * g->second.cost_s(0, 0, 2.0 * cfg.gemm_n * cfg.gemm_n * cfg.gemm_n) /
-                   core_speed;
+                   (p.cpu.core_speed * in.consumer_speed_or_host());
   c.eta_all = cpu_all_cores_efficiency(p.cpu); // the profile's cpu.all_cores_efficiency
   return c;
 }

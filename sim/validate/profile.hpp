@@ -169,6 +169,9 @@ struct ProfileMeta {
   // The reference spin loop (robust_measure.hpp) timed before and after the C++ loader's stage costs
   // were measured, their mean (0: not measured; calibration.reference_spin).
   double reference_spin_s = 0.0;
+  // The reference GEMM (reference_gemm_s(kReferenceGemmN)) timed before and after the host GEMM's fit, their
+  // mean (0: not measured; calibration.reference_gemm).
+  double reference_gemm_s = 0.0;
 };
 
 struct Profile {

@@ -130,6 +130,7 @@ Profile read_profile(const std::string& path) {
     p.meta.date = cal.get_string("date", "");
     p.meta.mode = cal.get_string("mode", "");
     p.meta.reference_spin_s = cal.get_quantity<Seconds>("reference_spin", Seconds(0.0), false).value();
+    p.meta.reference_gemm_s = cal.get_quantity<Seconds>("reference_gemm", Seconds(0.0), false).value();
     if (p.framework_costs)
       p.framework_costs->reference_spin_s =
           cal.child("framework_fits").child("pytorch").get_quantity<Seconds>("reference_spin", Seconds(0.0), false).value();

@@ -394,6 +394,8 @@ std::string profile_to_yaml(const Profile& p) {
   y << YAML::Key << "duration" << YAML::Value << seconds(m.duration_s);
   if (m.reference_spin_s > 0)
     y << YAML::Key << "reference_spin" << YAML::Value << seconds(m.reference_spin_s);
+  if (m.reference_gemm_s > 0)
+    y << YAML::Key << "reference_gemm" << YAML::Value << seconds(m.reference_gemm_s);
   if (p.host_measured)
     host_calibration(y, p);
   if (p.framework_costs)

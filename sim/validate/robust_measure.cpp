@@ -1,5 +1,6 @@
 #include "sim/validate/robust_measure.hpp"
 
+#include "sim/validate/host_bench.hpp"
 #include "sim/validate/stats.hpp"
 
 #include <fmt/format.h>
@@ -26,12 +27,11 @@ double spin_here_s() {
            (void)sink;
          }).median_s;
 }
-} // namespace
-
-double reference_spin_s() {
+// `here()` on each core this thread may use in turn (pinned there; the affinity is put back), the mean.
+double on_each_core(const std::function<double()>& here) {
   cpu_set_t allowed;
   if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
-    return spin_here_s();
+    return here();
   double sum = 0.0;
   int n = 0;
   for (int c = 0; c < CPU_SETSIZE; ++c) {
@@ -41,12 +41,26 @@ double reference_spin_s() {
     CPU_ZERO(&one);
     CPU_SET(c, &one);
     if (sched_setaffinity(0, sizeof one, &one) == 0) {
-      sum += spin_here_s();
+      sum += here();
       ++n;
     }
   }
   sched_setaffinity(0, sizeof allowed, &allowed);
-  return n > 0 ? sum / n : spin_here_s();
+  return n > 0 ? sum / n : here();
+}
+} // namespace
+
+double reference_spin_s() { return on_each_core(spin_here_s); }
+
+double reference_gemm_s(int n) {
+  return on_each_core([n] {
+    volatile float warm = host_gemm_once(n); // this thread's inputs built once, outside the timing
+    (void)warm;
+    return time_reps(5, [n] {
+             volatile float sink = host_gemm_once(n);
+             (void)sink;
+           }).median_s;
+  });
 }
 
 namespace {
@@ -103,7 +117,7 @@ std::vector<RobustMeasured> measure_interleaved(size_t count, const RobustOption
                                                 const std::function<Measured(size_t)>& run,
                                                 const std::function<std::string(size_t)>& label, std::ostream& log) {
   std::vector<std::vector<Measured>> runs(count);
-  std::vector<std::vector<double>> before(count), after(count);
+  std::vector<std::vector<double>> before(count), after(count), consumer_refs(count);
   const double session_ref = reference_spin_s();
   const int repeats = std::max(1, opt.repeats);
   std::vector<size_t> all(count);
@@ -113,18 +127,23 @@ std::vector<RobustMeasured> measure_interleaved(size_t count, const RobustOption
   auto round = [&](int r, const std::vector<size_t>& which, const std::string& tag) {
     for (size_t j = 0; j < which.size(); ++j) {
       const size_t i = which[(j + static_cast<size_t>(r)) % which.size()];
+      const double cb = opt.consumer_reference ? opt.consumer_reference() : 0.0;
       const double b = reference_spin_s();
       Measured m = run(i);
       const double a = reference_spin_s();
+      const double ca = opt.consumer_reference ? opt.consumer_reference() : 0.0;
+      consumer_refs[i].push_back(0.5 * (cb + ca));
       runs[i].push_back(m);
       before[i].push_back(b);
       after[i].push_back(a);
       const double d = drift(b, a);
       fmt::print(log, "  [{}] {:<28} {:7.1f} samples/s, stall {:5.1f} %, step {:6.1f} ms, cpu: self {:.2f}, "
-                      "others {:.2f} cores,{} speed drift {:+.1f} %{}\n",
+                      "others {:.2f} cores,{}{} speed drift {:+.1f} %{}\n",
                  tag, label(i), m.throughput, 100 * m.stall, 1e3 * m.step_time_s, m.self_cpu_cores,
                  m.other_cpu_cores,
-                 m.faults_per_sample >= 0 ? fmt::format(" {:.0f} page faults/sample,", m.faults_per_sample) : "", 100 * d,
+                 m.faults_per_sample >= 0 ? fmt::format(" {:.0f} page faults/sample,", m.faults_per_sample) : "",
+                 opt.consumer_reference ? fmt::format(" consumer reference {:.3f} ms,", 1e3 * consumer_refs[i].back()) : "",
+                 100 * d,
                  std::fabs(d) > opt.drift_threshold ? fmt::format(" (rejected: over {:.0f} %)", 100 * opt.drift_threshold)
                                                     : "");
       log.flush();
@@ -144,8 +163,11 @@ std::vector<RobustMeasured> measure_interleaved(size_t count, const RobustOption
     round(r, spread, fmt::format("{}/{} spread", r + 1, opt.max_repeats));
   }
   std::vector<RobustMeasured> out;
-  for (size_t i = 0; i < count; ++i)
+  for (size_t i = 0; i < count; ++i) {
     out.push_back(aggregate_runs(runs[i], before[i], after[i], session_ref, opt.drift_threshold));
+    if (opt.consumer_reference && !consumer_refs[i].empty())
+      out.back().consumer_reference_s = median(consumer_refs[i]);
+  }
   return out;
 }
 

@@ -34,6 +34,9 @@ struct RobustOptions {
   // little about the mean, and the time goes where the spread is.
   int max_repeats = 0;
   double spread_threshold = 0.10;
+  // A second reference timed before and after each run beside the spin, for the consumer's own kind of
+  // work (reference_gemm_s for the host GEMM consumer); empty: none.
+  std::function<double()> consumer_reference;
 };
 
 struct RobustMeasured {
@@ -45,6 +48,7 @@ struct RobustMeasured {
   double max_abs_drift = 0.0;     // over all runs
   double speed = 1.0;             // median over the runs
   double reference_s = 0.0;       // the reference spin's time, median over the runs (of before and after)
+  double consumer_reference_s = 0.0; // the consumer's reference (RobustOptions::consumer_reference), likewise; 0: none
   std::vector<double> drifts;     // one per run, in run order
 };
 
@@ -52,6 +56,11 @@ struct RobustMeasured {
 // use in turn (pinned there; the affinity is put back), their mean: a VM's vCPUs can run at different
 // speeds, ~45 % apart at times on the 2-core development VM.
 double reference_spin_s();
+// Seconds of thread CPU time for one n x n x n fp32 GEMM (host_gemm_once, the C++ loader's consumer; median
+// of 5), on each allowed core in turn, their mean: the consumer's reference, as reference_spin_s is the
+// stages'.
+double reference_gemm_s(int n);
+constexpr int kReferenceGemmN = 256; // the consumer size of validate's grid (JobConfig::gemm_n)
 
 // How fast the cores run now against when the profile's costs were measured: the reference's time
 // then over now (1 when either is unknown). A validation predicts each configuration on cores of that

@@ -35,8 +35,10 @@ std::string node_yaml(const JobConfig& cfg, const JobInputs& in, const Profile& 
   const JobCpu share = job_cpu(cores, in.background_cores, in.group_scheduling);
   std::string cpu = fmt::format("{{preset: \"{}\", cores: {}, core_speed: {:.6g}", profile, share.cores,
                                 p.cpu.core_speed * share.speed * in.host_speed);
+  // The GEMM runs at core_flops x core_speed: core_speed carries the spin's host_speed, which the
+  // consumer's own reference replaces where it was timed.
   if (double rate = host_gemm_rate(p, cfg.gemm_n); rate > 0)
-    cpu += fmt::format(", core_flops: \"{:.6g} FLOP/s\"", rate);
+    cpu += fmt::format(", core_flops: \"{:.6g} FLOP/s\"", rate * in.consumer_speed_or_host() / in.host_speed);
   cpu += "}";
   std::string extra;
   if (cfg.gpu && p.accelerator) {

@@ -98,8 +98,14 @@ ValidationReport run_validation(const ValidateOptions& opt, const Predictor& pre
     }
     return run_loader_job(cfg, in, opt.length, gpu.get());
   };
+  RobustOptions robust = opt.robust;
+  const bool host_gemm_consumer = std::any_of(grid.begin(), grid.end(), [](const JobConfig& c) {
+    return c.client == "mlsim" && !c.gpu;
+  });
+  if (host_gemm_consumer && opt.calibration_gemm_reference_s > 0 && !robust.consumer_reference)
+    robust.consumer_reference = [] { return reference_gemm_s(kReferenceGemmN); };
   const std::vector<RobustMeasured> measured =
-      measure_interleaved(grid.size(), opt.robust, run_one, [&](size_t i) { return grid[i].label(); }, log);
+      measure_interleaved(grid.size(), robust, run_one, [&](size_t i) { return grid[i].label(); }, log);
   for (size_t i = 0; i < grid.size(); ++i) { // predictions after every real run: no simulation competes with one
     ConfigResult row;
     row.cfg = grid[i];
@@ -110,6 +116,9 @@ ValidationReport run_validation(const ValidateOptions& opt, const Predictor& pre
       row.cfg.step_s = row.measured.consumer_compute_s;
     row.predicted_quiet = predict(row.cfg, row.inputs); // no other tenants (at the run's core speed)
     row.inputs.host_speed = speed_vs_calibration(opt.calibration_reference_s, row.robust.reference_s);
+    if (row.robust.consumer_reference_s > 0 && row.cfg.client == "mlsim" && !row.cfg.gpu)
+      row.inputs.consumer_speed =
+          speed_vs_calibration(opt.calibration_gemm_reference_s, row.robust.consumer_reference_s);
     row.inputs.background_cores = row.measured.other_cpu_cores;
     row.inputs.group_scheduling = autogroup_scheduling();
     row.predicted = predict(row.cfg, row.inputs);
@@ -140,17 +149,19 @@ std::string launch_range(const Prediction& p) {
 
 void print_report(const ValidationReport& r, std::ostream& out) {
   fmt::print(out, "\npredictions: {}\nprofile: {}\n", r.predictor, r.profile_source);
-  fmt::print(out, "{:<24} {:>9} {:>9} {:>6} {:>7}  {:>7} {:>7} {:>5} {:>6}  {:>8} {:>8}  {:>5} {:>6} {:>5} {:>5}  {}\n",
+  fmt::print(out, "{:<24} {:>9} {:>9} {:>6} {:>7}  {:>7} {:>7} {:>5} {:>6}  {:>8} {:>8}  {:>5} {:>6} {:>9} {:>5}  {}\n",
              "configuration", "pred/s", "meas/s", "+-", "error", "stall_p", "stall_m", "+-", "diff", "step_p",
              "step_m", "busy", "drift", "speed", "runs", "bottleneck (predicted)");
   for (const auto& row : r.rows) {
     const RobustMeasured& m = row.robust;
     fmt::print(out, "{:<24} {:>9.1f} {:>9.1f} {:>5.1f}% {:>+6.1f}%  {:>6.1f}% {:>6.1f}% {:>5.1f} {:>+6.1f}  {:>6.1f}ms "
-                    "{:>6.1f}ms  {:>5.2f} {:>5.1f}% {:>5.2f} {:>5}  {}{}\n",
+                    "{:>6.1f}ms  {:>5.2f} {:>5.1f}% {:>9} {:>5}  {}{}\n",
                row.cfg.label(), row.predicted.throughput, row.measured.throughput, 100 * m.throughput_spread,
                100 * row.throughput_error, 100 * row.predicted.stall, 100 * row.measured.stall, 100 * m.stall_spread,
                100 * row.stall_error, 1e3 * row.predicted.step_time_s, 1e3 * row.measured.step_time_s,
-               row.measured.other_cpu_cores, 100 * m.max_abs_drift, row.inputs.host_speed,
+               row.measured.other_cpu_cores, 100 * m.max_abs_drift,
+               row.inputs.consumer_speed > 0 ? fmt::format("{:.2f}/{:.2f}", row.inputs.host_speed, row.inputs.consumer_speed)
+                                             : fmt::format("{:.2f}", row.inputs.host_speed),
                fmt::format("{}/{}{}", m.runs - m.rejected, m.runs, m.rejected == m.runs && m.runs > 0 ? "!" : ""),
                row.predicted.bottleneck, launch_range(row.predicted));
   }
@@ -167,7 +178,8 @@ void print_report(const ValidationReport& r, std::ostream& out) {
                   "change of a reference spin loop's speed across one run; runs = kept/all, a run whose drift is over "
                   "{:.0f} % is rejected; '!' = all drifted, kept anyway and left out of the summary; speed = the cores' "
                   "speed during the runs over during calibration, by the same spin loop: the prediction is for cores "
-                  "that fast)\n",
+                  "that fast; a/b: a for the loader stages, b for the host GEMM consumer, by a reference GEMM timed "
+                  "the same way)\n",
              100 * r.robust.drift_threshold);
   if (std::any_of(r.rows.begin(), r.rows.end(), [](const auto& row) { return !row.predicted.launch_throughputs.empty(); }))
     fmt::print(out, "(pred/s, stall_p, step_p = the mean over the calibration's launches: each fresh process's page "
@@ -226,6 +238,8 @@ nlohmann::json report_to_json(const ValidationReport& r) {
     c["measured"]["drifts"] = row.robust.drifts;
     c["measured"]["speed_vs_session_start"] = row.robust.speed;
     c["measured"]["speed_vs_calibration"] = row.inputs.host_speed;
+    if (row.inputs.consumer_speed > 0)
+      c["measured"]["consumer_speed_vs_calibration"] = row.inputs.consumer_speed;
     c["throughput_error"] = row.throughput_error;
     c["stall_error"] = row.stall_error;
     j["configs"].push_back(c);

@@ -60,6 +60,10 @@ struct ValidateOptions {
   // client's): each configuration is predicted on cores as much faster or slower as the reference ran
   // during its runs (JobInputs::host_speed). 0: predicted at the calibrated speed.
   double calibration_reference_s = 0.0;
+  // The profile's reference GEMM (calibration.reference_gemm): with the host GEMM consumer, each
+  // configuration's consumer runs as much faster or slower as the reference GEMM timed around its runs
+  // (JobInputs::consumer_speed). 0: the consumer follows the spin.
+  double calibration_gemm_reference_s = 0.0;
   // Measures one configuration once; empty: mlsim's own loader job (run_loader_job).
   std::function<Measured(const JobConfig&, const JobInputs&, const RunLength&)> run;
 };

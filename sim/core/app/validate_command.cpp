@@ -221,6 +221,7 @@ void add_validate_command(CLI::App& app, CommandStatus& status) {
                        "a profile without an accelerator section");
     opt.calibration_reference_s = torch && profile.framework_costs ? profile.framework_costs->reference_spin_s
                                                                    : profile.meta.reference_spin_s;
+    opt.calibration_gemm_reference_s = profile.meta.reference_gemm_s;
     std::unique_ptr<validate::ClientProcess> client;
     if (torch) {
       if (!profile.framework_costs)
