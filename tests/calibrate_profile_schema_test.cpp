@@ -52,6 +52,8 @@ TEST(CalibrateProfileSchema, SectionsParseWithTheHardwareParsers) {
   Profile back = read_profile(path);
   EXPECT_DOUBLE_EQ(back.meta.reference_spin_s, 0.0); // not measured: not written, read as 0
   EXPECT_DOUBLE_EQ(back.meta.reference_gemm_s, 0.0);
+  EXPECT_DOUBLE_EQ(back.meta.reference_decode_s, 0.0);
+  EXPECT_TRUE(back.meta.reference_decode_image.empty());
   ASSERT_TRUE(back.pcie.has_value());
   EXPECT_NEAR(back.pcie->bandwidth_Bps, 24e9, 24e9 * 1e-3);
   EXPECT_NEAR(back.pcie->pageable_factor, 0.4, 1e-6);

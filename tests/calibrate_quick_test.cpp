@@ -146,6 +146,10 @@ TEST(CalibrateQuick, ProfileRoundTripsAndMatchesTheHardwareSchema) {
   EXPECT_NEAR(back.meta.reference_spin_s, p.meta.reference_spin_s, 1e-3 * p.meta.reference_spin_s);
   EXPECT_GT(p.meta.reference_gemm_s, 0.0); // the consumer's speed while the host GEMM was fitted
   EXPECT_NEAR(back.meta.reference_gemm_s, p.meta.reference_gemm_s, 1e-3 * p.meta.reference_gemm_s);
+  EXPECT_GT(p.meta.reference_decode_s, 0.0); // the stages' speed, by one calibration JPEG's decode
+  EXPECT_NEAR(back.meta.reference_decode_s, p.meta.reference_decode_s, 1e-3 * p.meta.reference_decode_s);
+  EXPECT_EQ(back.meta.reference_decode_image, p.meta.reference_decode_image);
+  EXPECT_NE(p.meta.reference_decode_image.find("500x375"), std::string::npos) << p.meta.reference_decode_image;
   const auto& a = p.cpu.stage_costs.at("jpeg_decode");
   const auto& b = back.cpu.stage_costs.at("jpeg_decode");
   EXPECT_NEAR(b.per_pixel_s, a.per_pixel_s, 1e-3 * a.per_pixel_s + 1e-15); // 4 significant digits

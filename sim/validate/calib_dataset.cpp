@@ -148,4 +148,12 @@ std::vector<CalibImage> select_set(const std::vector<CalibImage>& all, const std
   return out;
 }
 
+const CalibImage* reference_decode_image(const std::vector<CalibImage>& all) {
+  const CalibImage* best = nullptr;
+  for (const auto& c : all)
+    if (c.set == "imagenet" && (!best || fs::path(c.path).filename() < fs::path(best->path).filename()))
+      best = &c;
+  return best;
+}
+
 } // namespace mlsim::validate

@@ -39,5 +39,8 @@ std::vector<std::string> mate_photo_sources();
 std::vector<CalibImage> build_calib_set(const CalibSetOptions& opt);
 // The images of one set.
 std::vector<CalibImage> select_set(const std::vector<CalibImage>& all, const std::string& set);
+// The JPEG the loader stages' reference decode times (robust_measure.hpp reference_decode_s): the "imagenet"
+// set's first file by name, the same in a quick and a full set; nullptr without one.
+const CalibImage* reference_decode_image(const std::vector<CalibImage>& all);
 
 } // namespace mlsim::validate

@@ -158,6 +158,7 @@ struct FrameworkCostsProfile {
   std::string versions;     // "torch 1.13.0, torchvision 0.14.1, PIL 9.4.0"
   std::string transforms;   // the transforms measured, "; "-separated
   double reference_spin_s = 0.0; // the reference spin around the client's measurements (0: not measured)
+  double reference_decode_s = 0.0; // the reference decode (ProfileMeta::reference_decode_image) around them
 };
 
 struct ProfileMeta {
@@ -172,6 +173,11 @@ struct ProfileMeta {
   // The reference GEMM (reference_gemm_s(kReferenceGemmN)) timed before and after the host GEMM's fit, their
   // mean (0: not measured; calibration.reference_gemm).
   double reference_gemm_s = 0.0;
+  // The reference decode (reference_decode_s) of one calibration JPEG, timed before and after the C++
+  // loader's stage costs, their mean, and the file's name in the calibration set (0 / empty: not measured;
+  // calibration.reference_decode, calibration.reference_decode_image).
+  double reference_decode_s = 0.0;
+  std::string reference_decode_image;
 };
 
 struct Profile {

@@ -131,9 +131,13 @@ Profile read_profile(const std::string& path) {
     p.meta.mode = cal.get_string("mode", "");
     p.meta.reference_spin_s = cal.get_quantity<Seconds>("reference_spin", Seconds(0.0), false).value();
     p.meta.reference_gemm_s = cal.get_quantity<Seconds>("reference_gemm", Seconds(0.0), false).value();
-    if (p.framework_costs)
-      p.framework_costs->reference_spin_s =
-          cal.child("framework_fits").child("pytorch").get_quantity<Seconds>("reference_spin", Seconds(0.0), false).value();
+    p.meta.reference_decode_s = cal.get_quantity<Seconds>("reference_decode", Seconds(0.0), false).value();
+    p.meta.reference_decode_image = cal.get_string("reference_decode_image", "");
+    if (p.framework_costs) {
+      ConfigNode fits = cal.child("framework_fits").child("pytorch");
+      p.framework_costs->reference_spin_s = fits.get_quantity<Seconds>("reference_spin", Seconds(0.0), false).value();
+      p.framework_costs->reference_decode_s = fits.get_quantity<Seconds>("reference_decode", Seconds(0.0), false).value();
+    }
   }
   return p;
 }

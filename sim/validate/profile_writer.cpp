@@ -143,6 +143,8 @@ void framework_fits(YAML::Emitter& y, const FrameworkCostsProfile& f) {
     y << YAML::Key << "pin_note" << YAML::Value << f.pin_note;
   if (f.reference_spin_s > 0)
     y << YAML::Key << "reference_spin" << YAML::Value << seconds(f.reference_spin_s);
+  if (f.reference_decode_s > 0)
+    y << YAML::Key << "reference_decode" << YAML::Value << seconds(f.reference_decode_s);
   y << YAML::EndMap << YAML::EndMap;
 }
 } // namespace
@@ -396,6 +398,10 @@ std::string profile_to_yaml(const Profile& p) {
     y << YAML::Key << "reference_spin" << YAML::Value << seconds(m.reference_spin_s);
   if (m.reference_gemm_s > 0)
     y << YAML::Key << "reference_gemm" << YAML::Value << seconds(m.reference_gemm_s);
+  if (m.reference_decode_s > 0) {
+    y << YAML::Key << "reference_decode" << YAML::Value << seconds(m.reference_decode_s);
+    y << YAML::Key << "reference_decode_image" << YAML::Value << m.reference_decode_image;
+  }
   if (p.host_measured)
     host_calibration(y, p);
   if (p.framework_costs)

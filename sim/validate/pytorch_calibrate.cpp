@@ -2,6 +2,7 @@
 
 #include "sim/validate/calib_dataset.hpp"
 #include "sim/validate/client_process.hpp"
+#include "sim/validate/file_io.hpp"
 #include "sim/validate/in_loader_bench.hpp"
 #include "sim/validate/robust_measure.hpp"
 #include "sim/validate/shared_core_bench.hpp"
@@ -11,6 +12,7 @@
 #include <fmt/ostream.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cmath>
 #include <numeric>
 #include <set>
@@ -320,6 +322,9 @@ void add_pytorch_calibration(Profile& p, const PytorchCalibrateOptions& opt, std
   if (!opt.transforms.empty())
     req["transforms"] = opt.transforms;
   const double t0 = now_s();
+  const CalibImage* ref_image = reference_decode_image(images); // the stages' own reference (robust_measure.hpp)
+  const std::vector<unsigned char> ref_jpeg = ref_image ? read_file(ref_image->path) : std::vector<unsigned char>{};
+  const double decode_before = ref_jpeg.empty() ? 0.0 : reference_decode_s(ref_jpeg);
   const double ref_before = reference_spin_s(); // the cores' speed while the client measures
   ClientProcess client(client_python(), pytorch_client_script());
   const nlohmann::json raw = client.ask(req);
@@ -329,6 +334,10 @@ void add_pytorch_calibration(Profile& p, const PytorchCalibrateOptions& opt, std
   const auto& v = raw.at("versions");
   FrameworkCostsProfile f = fit_framework_costs(raw);
   f.reference_spin_s = 0.5 * (ref_before + ref_after);
+  if (!ref_jpeg.empty()) {
+    f.reference_decode_s = 0.5 * (decode_before + reference_decode_s(ref_jpeg));
+    p.meta.reference_decode_image = std::filesystem::path(ref_image->path).filename().string();
+  }
   f.versions = fmt::format("torch {}, torchvision {}, PIL {}, python {}", v.value("torch", "?"),
                            v.value("torchvision", "?"), v.value("pil", "?"), v.value("python", "?"));
   fmt::print(log, "  pytorch client ({}; {:.1f} s; reference spin {:.3f} ms before, {:.3f} ms after):\n", f.versions,

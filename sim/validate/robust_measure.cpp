@@ -1,6 +1,7 @@
 #include "sim/validate/robust_measure.hpp"
 
 #include "sim/validate/host_bench.hpp"
+#include "sim/validate/image_ops.hpp"
 #include "sim/validate/stats.hpp"
 
 #include <fmt/format.h>
@@ -51,6 +52,14 @@ double on_each_core(const std::function<double()>& here) {
 } // namespace
 
 double reference_spin_s() { return on_each_core(spin_here_s); }
+
+double reference_decode_s(const std::vector<unsigned char>& jpeg) {
+  return on_each_core([&jpeg] {
+    thread_local Image out;
+    decode_jpeg_into(jpeg.data(), jpeg.size(), out); // this thread's handle and buffer, outside the timing
+    return time_reps(5, [&jpeg] { decode_jpeg_into(jpeg.data(), jpeg.size(), out); }).median_s;
+  });
+}
 
 double reference_gemm_s(int n) {
   return on_each_core([n] {
@@ -117,7 +126,7 @@ std::vector<RobustMeasured> measure_interleaved(size_t count, const RobustOption
                                                 const std::function<Measured(size_t)>& run,
                                                 const std::function<std::string(size_t)>& label, std::ostream& log) {
   std::vector<std::vector<Measured>> runs(count);
-  std::vector<std::vector<double>> before(count), after(count), consumer_refs(count);
+  std::vector<std::vector<double>> before(count), after(count), consumer_refs(count), stage_refs(count);
   const double session_ref = reference_spin_s();
   const int repeats = std::max(1, opt.repeats);
   std::vector<size_t> all(count);
@@ -127,21 +136,24 @@ std::vector<RobustMeasured> measure_interleaved(size_t count, const RobustOption
   auto round = [&](int r, const std::vector<size_t>& which, const std::string& tag) {
     for (size_t j = 0; j < which.size(); ++j) {
       const size_t i = which[(j + static_cast<size_t>(r)) % which.size()];
-      const double cb = opt.consumer_reference ? opt.consumer_reference() : 0.0;
+      auto time = [](const std::function<double()>& ref) { return ref ? ref() : 0.0; };
+      const double cb = time(opt.consumer_reference), sb = time(opt.stage_reference);
       const double b = reference_spin_s();
       Measured m = run(i);
       const double a = reference_spin_s();
-      const double ca = opt.consumer_reference ? opt.consumer_reference() : 0.0;
+      const double ca = time(opt.consumer_reference), sa = time(opt.stage_reference);
       consumer_refs[i].push_back(0.5 * (cb + ca));
+      stage_refs[i].push_back(0.5 * (sb + sa));
       runs[i].push_back(m);
       before[i].push_back(b);
       after[i].push_back(a);
       const double d = drift(b, a);
       fmt::print(log, "  [{}] {:<28} {:7.1f} samples/s, stall {:5.1f} %, step {:6.1f} ms, cpu: self {:.2f}, "
-                      "others {:.2f} cores,{}{} speed drift {:+.1f} %{}\n",
+                      "others {:.2f} cores,{}{}{} speed drift {:+.1f} %{}\n",
                  tag, label(i), m.throughput, 100 * m.stall, 1e3 * m.step_time_s, m.self_cpu_cores,
                  m.other_cpu_cores,
                  m.faults_per_sample >= 0 ? fmt::format(" {:.0f} page faults/sample,", m.faults_per_sample) : "",
+                 opt.stage_reference ? fmt::format(" stage reference {:.3f} ms,", 1e3 * stage_refs[i].back()) : "",
                  opt.consumer_reference ? fmt::format(" consumer reference {:.3f} ms,", 1e3 * consumer_refs[i].back()) : "",
                  100 * d,
                  std::fabs(d) > opt.drift_threshold ? fmt::format(" (rejected: over {:.0f} %)", 100 * opt.drift_threshold)
@@ -167,6 +179,8 @@ std::vector<RobustMeasured> measure_interleaved(size_t count, const RobustOption
     out.push_back(aggregate_runs(runs[i], before[i], after[i], session_ref, opt.drift_threshold));
     if (opt.consumer_reference && !consumer_refs[i].empty())
       out.back().consumer_reference_s = median(consumer_refs[i]);
+    if (opt.stage_reference && !stage_refs[i].empty())
+      out.back().stage_reference_s = median(stage_refs[i]);
   }
   return out;
 }

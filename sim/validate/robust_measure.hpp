@@ -34,9 +34,9 @@ struct RobustOptions {
   // little about the mean, and the time goes where the spread is.
   int max_repeats = 0;
   double spread_threshold = 0.10;
-  // A second reference timed before and after each run beside the spin, for the consumer's own kind of
-  // work (reference_gemm_s for the host GEMM consumer); empty: none.
-  std::function<double()> consumer_reference;
+  // References timed before and after each run beside the spin, each for one kind of work: the consumer's
+  // (reference_gemm_s for the host GEMM consumer) and the loader stages' (reference_decode_s); empty: none.
+  std::function<double()> consumer_reference, stage_reference;
 };
 
 struct RobustMeasured {
@@ -49,6 +49,7 @@ struct RobustMeasured {
   double speed = 1.0;             // median over the runs
   double reference_s = 0.0;       // the reference spin's time, median over the runs (of before and after)
   double consumer_reference_s = 0.0; // the consumer's reference (RobustOptions::consumer_reference), likewise; 0: none
+  double stage_reference_s = 0.0;    // the loader stages' reference (RobustOptions::stage_reference), likewise; 0: none
   std::vector<double> drifts;     // one per run, in run order
 };
 
@@ -61,6 +62,11 @@ double reference_spin_s();
 // stages'.
 double reference_gemm_s(int n);
 constexpr int kReferenceGemmN = 256; // the consumer size of validate's grid (JobConfig::gemm_n)
+// Seconds of thread CPU time to decode `jpeg` (the C++ loader's libjpeg-turbo decode into a reused buffer;
+// median of 5) on each allowed core in turn, their mean: the loader stages' reference. Why not the spin: on
+// the development VM the spin once ran 21 % faster than at calibration for a whole validation while the
+// loader-bound configurations ran at the calibrated speed; a decode is SIMD and memory work, as the stages are.
+double reference_decode_s(const std::vector<unsigned char>& jpeg);
 
 // How fast the cores run now against when the profile's costs were measured: the reference's time
 // then over now (1 when either is unknown). A validation predicts each configuration on cores of that

@@ -1,6 +1,7 @@
 #include "sim/validate/validate.hpp"
 
 #include "sim/validate/calib_dataset.hpp"
+#include "sim/validate/file_io.hpp"
 #include "sim/validate/stats.hpp"
 
 #include <fmt/format.h>
@@ -8,9 +9,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
+#include <memory>
 
 namespace mlsim::validate {
+
+namespace fs = std::filesystem;
 
 std::vector<JobConfig> default_grid(bool quick, bool gpu) {
   // Consumer cost in GEMMs per step: CPU n=256 (~1-2 ms each on one core), GPU n=4096 fp16.
@@ -104,6 +109,17 @@ ValidationReport run_validation(const ValidateOptions& opt, const Predictor& pre
   });
   if (host_gemm_consumer && opt.calibration_gemm_reference_s > 0 && !robust.consumer_reference)
     robust.consumer_reference = [] { return reference_gemm_s(kReferenceGemmN); };
+  if (opt.calibration_decode_reference_s > 0 && !opt.reference_decode_image.empty() && !robust.stage_reference) {
+    const fs::path file = fs::path(opt.cache_dir.empty() ? default_cache_dir() : opt.cache_dir) / "jpeg" /
+                          opt.reference_decode_image;
+    if (fs::exists(file)) {
+      auto jpeg = std::make_shared<const std::vector<unsigned char>>(read_file(file.string()));
+      robust.stage_reference = [jpeg] { return reference_decode_s(*jpeg); };
+    } else {
+      fmt::print(log, "  the profile's reference decode image {} is not in the cache: the stages follow the spin\n",
+                 file.string());
+    }
+  }
   const std::vector<RobustMeasured> measured =
       measure_interleaved(grid.size(), robust, run_one, [&](size_t i) { return grid[i].label(); }, log);
   for (size_t i = 0; i < grid.size(); ++i) { // predictions after every real run: no simulation competes with one
@@ -115,7 +131,10 @@ ValidationReport run_validation(const ValidateOptions& opt, const Predictor& pre
     if (row.cfg.client == "pytorch" && row.measured.consumer_compute_s > 0) // the sleep as it was (it overshoots)
       row.cfg.step_s = row.measured.consumer_compute_s;
     row.predicted_quiet = predict(row.cfg, row.inputs); // no other tenants (at the run's core speed)
-    row.inputs.host_speed = speed_vs_calibration(opt.calibration_reference_s, row.robust.reference_s);
+    row.inputs.host_speed = row.robust.stage_reference_s > 0
+                                ? speed_vs_calibration(opt.calibration_decode_reference_s, row.robust.stage_reference_s)
+                                : speed_vs_calibration(opt.calibration_reference_s, row.robust.reference_s);
+    row.spin_speed = speed_vs_calibration(opt.calibration_reference_s, row.robust.reference_s);
     if (row.robust.consumer_reference_s > 0 && row.cfg.client == "mlsim" && !row.cfg.gpu)
       row.inputs.consumer_speed =
           speed_vs_calibration(opt.calibration_gemm_reference_s, row.robust.consumer_reference_s);
@@ -177,7 +196,8 @@ void print_report(const ValidationReport& r, std::ostream& out) {
   fmt::print(out, "(+- = half the range over the kept repeats: throughput relative, stall in points; drift = the largest "
                   "change of a reference spin loop's speed across one run; runs = kept/all, a run whose drift is over "
                   "{:.0f} % is rejected; '!' = all drifted, kept anyway and left out of the summary; speed = the cores' "
-                  "speed during the runs over during calibration, by the same spin loop: the prediction is for cores "
+                  "speed during the runs over during calibration, by a reference decode of one calibration JPEG timed "
+                  "before and after each run (by the spin loop for a profile without one): the prediction is for cores "
                   "that fast; a/b: a for the loader stages, b for the host GEMM consumer, by a reference GEMM timed "
                   "the same way)\n",
              100 * r.robust.drift_threshold);
@@ -238,6 +258,7 @@ nlohmann::json report_to_json(const ValidationReport& r) {
     c["measured"]["drifts"] = row.robust.drifts;
     c["measured"]["speed_vs_session_start"] = row.robust.speed;
     c["measured"]["speed_vs_calibration"] = row.inputs.host_speed;
+    c["measured"]["spin_speed_vs_calibration"] = row.spin_speed;
     if (row.inputs.consumer_speed > 0)
       c["measured"]["consumer_speed_vs_calibration"] = row.inputs.consumer_speed;
     c["throughput_error"] = row.throughput_error;

@@ -29,6 +29,7 @@ struct ConfigResult {
   Prediction predicted;       // with the measured background load
   Prediction predicted_quiet; // as if the machine were otherwise idle
   Measured measured;        // medians over the kept repeats (robust_measure.hpp)
+  double spin_speed = 1.0;  // the cores' speed by the spin against calibration (inputs.host_speed: the stages')
   RobustMeasured robust;    // spreads, drift, rejected runs
   double throughput_error = 0.0; // relative, signed
   double stall_error = 0.0;      // absolute, signed
@@ -64,6 +65,12 @@ struct ValidateOptions {
   // configuration's consumer runs as much faster or slower as the reference GEMM timed around its runs
   // (JobInputs::consumer_speed). 0: the consumer follows the spin.
   double calibration_gemm_reference_s = 0.0;
+  // The profile's reference decode for this client's stage costs (calibration.reference_decode, or the
+  // pytorch client's) and its image's file name in the calibration set: where both are known and the
+  // file is in the cache, each configuration's stages are predicted as much faster or slower as that
+  // decode ran around its runs (JobInputs::host_speed), instead of the spin.
+  double calibration_decode_reference_s = 0.0;
+  std::string reference_decode_image;
   // Measures one configuration once; empty: mlsim's own loader job (run_loader_job).
   std::function<Measured(const JobConfig&, const JobInputs&, const RunLength&)> run;
 };

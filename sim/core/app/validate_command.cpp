@@ -222,6 +222,9 @@ void add_validate_command(CLI::App& app, CommandStatus& status) {
     opt.calibration_reference_s = torch && profile.framework_costs ? profile.framework_costs->reference_spin_s
                                                                    : profile.meta.reference_spin_s;
     opt.calibration_gemm_reference_s = profile.meta.reference_gemm_s;
+    opt.calibration_decode_reference_s = torch && profile.framework_costs ? profile.framework_costs->reference_decode_s
+                                                                          : profile.meta.reference_decode_s;
+    opt.reference_decode_image = profile.meta.reference_decode_image;
     std::unique_ptr<validate::ClientProcess> client;
     if (torch) {
       if (!profile.framework_costs)

@@ -11,7 +11,11 @@ fp16 AMP, channels_last for AMP), and reports:
   - the peak memory the caching allocator handed out (max_memory_allocated)
     and held (max_memory_reserved): the reference for mlsim's memory model;
   - for the profiled configurations, every CUDA kernel's count and total time
-    over a few steps (torch.profiler), for the per-op-class comparison.
+    over a few steps (torch.profiler), for the per-op-class comparison, and
+    the host's top-level ops with their CPU time (where the host's time to
+    issue a step goes, per op kind).
+Batch 16 is the host's own figure: the GPU's work is a few ms there, so the
+step is the time the host takes to issue it.
 Inputs: synthetic, generated on the device ("device"), or a uint8 NHWC batch in
 pinned host memory copied with non_blocking=True and normalised on the GPU each
 step ("pinned_uint8", the recipe's prefetcher), which shows whether the copy
@@ -38,6 +42,11 @@ CONFIGS = [
     ("tf32-nchw-b256", "tf32", "nchw", 256, "device", True),
     ("fp32-nchw-b256", "fp32", "nchw", 256, "device", True),
     ("fp32-nchw-b128", "fp32", "nchw", 128, "device", False),
+    # Batch 16: the GPU's work is a few ms, so the step is the host's time to issue it (the stacks'
+    # host_issue figure, sim/hardware/presets/stacks.yaml), with and without GradScaler's sync; profiled
+    # for the host's time per op kind (the CPU side of the profile, host_ops).
+    ("amp-fp16-nhwc-b16", "amp_fp16", "nhwc", 16, "device", True),
+    ("tf32-nchw-b16", "tf32", "nchw", 16, "device", False),
 ]
 
 
@@ -122,7 +131,8 @@ def run_config(name, precision, layout, batch, source, profiled, device, warmup,
         out["max_memory_reserved_B"] = torch.cuda.max_memory_reserved()
         out["parameters"] = sum(p.numel() for p in model.parameters())
     if profiled:
-        out["kernels"] = profile_kernels(step, device, 3)
+        prof = profile_kernels(step, device, 3)
+        out["kernels"], out["host_ops"] = prof["kernels"], prof["host_ops"]
     del model, opt, x_dev, host
     if cuda:
         torch.cuda.empty_cache()
@@ -130,7 +140,7 @@ def run_config(name, precision, layout, batch, source, profiled, device, warmup,
 
 
 def profile_kernels(step, device, steps):
-    """Each kernel's count and total device time over `steps` steps."""
+    """Each kernel's count and total device time over `steps` steps, and the host's ops (profile_host_ops)."""
     acts = [torch.profiler.ProfilerActivity.CPU]
     if device == "cuda":
         acts.append(torch.profiler.ProfilerActivity.CUDA)
@@ -150,6 +160,23 @@ def profile_kernels(step, device, steps):
             us = e.self_cpu_time_total
         rows.append({"kernel": e.key, "count": e.count // steps, "us_per_step": us / steps})
     rows.sort(key=lambda r: -r["us_per_step"])
+    return {"kernels": rows, "host_ops": profile_host_ops(prof, steps)}
+
+
+def profile_host_ops(prof, steps):
+    """The host side of a profile: each top-level CPU op's (no CPU parent: what the Python thread and the
+    autograd engine's thread call) count and time per step, by name, the most costly first."""
+    by_name = {}
+    for e in prof.events():
+        if e.device_type != torch.autograd.DeviceType.CPU or e.cpu_parent is not None:
+            continue
+        r = by_name.setdefault(e.name, {"op": e.name, "count": 0, "us_per_step": 0.0})
+        r["count"] += 1
+        r["us_per_step"] += e.cpu_time_total
+    rows = sorted(by_name.values(), key=lambda r: -r["us_per_step"])
+    for r in rows:
+        r["count"] //= steps
+        r["us_per_step"] /= steps
     return rows
 
 

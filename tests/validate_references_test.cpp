@@ -1,0 +1,88 @@
+// The references a validation scales its predictions by (robust_measure.hpp, validate.cpp): the loader stages
+// follow a reference decode of one calibration JPEG, the host GEMM consumer a reference GEMM, each against the
+// profile's figure for it; the spin stays the drift check, and the stages' fallback where the image is missing.
+#include "sim/validate/calib_dataset.hpp"
+#include "sim/validate/image_ops.hpp"
+#include "sim/validate/robust_measure.hpp"
+#include "sim/validate/validate.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <sstream>
+
+using namespace mlsim::validate;
+
+namespace {
+Measured steady_run() {
+  Measured m;
+  m.throughput = 100.0;
+  m.step_time_s = 0.16;
+  return m;
+}
+
+struct Seen {
+  std::vector<JobInputs> inputs;
+};
+
+ValidationReport validate_one(const std::string& image, std::ostream& log, Seen& seen) {
+  ValidateOptions vo;
+  vo.quick = true;
+  JobConfig c; // the C++ loader with its host GEMM consumer
+  c.image_set = "imagenet";
+  vo.grid = {c};
+  vo.robust.repeats = 1;
+  vo.run = [](const JobConfig&, const JobInputs&, const RunLength&) { return steady_run(); };
+  vo.calibration_reference_s = 1e-3;
+  vo.calibration_gemm_reference_s = 2e-3;
+  vo.calibration_decode_reference_s = 3e-3;
+  vo.reference_decode_image = image;
+  auto predict = [&seen](const JobConfig&, const JobInputs& in) {
+    seen.inputs.push_back(in);
+    Prediction p;
+    p.throughput = 100.0;
+    p.step_time_s = 0.16;
+    return p;
+  };
+  return run_validation(vo, predict, "test", log);
+}
+} // namespace
+
+TEST(ValidateReferences, StagesFollowTheDecodeTheConsumerTheGemmTheSpinIsTheFallback) {
+  if (mate_photo_sources().empty())
+    GTEST_SKIP() << "mate-backgrounds (the calibration photos) is not installed";
+  const auto images = build_calib_set({true, ""});
+  const CalibImage* ref = reference_decode_image(images);
+  ASSERT_NE(ref, nullptr);
+  EXPECT_EQ(ref->set, "imagenet");
+  std::ostringstream log;
+  Seen seen;
+  ValidationReport r = validate_one(std::filesystem::path(ref->path).filename().string(), log, seen);
+  ASSERT_EQ(r.rows.size(), 1u);
+  const ConfigResult& row = r.rows[0];
+  ASSERT_GT(row.robust.stage_reference_s, 0.0);
+  ASSERT_GT(row.robust.consumer_reference_s, 0.0);
+  EXPECT_DOUBLE_EQ(row.inputs.host_speed, 3e-3 / row.robust.stage_reference_s);
+  EXPECT_DOUBLE_EQ(row.inputs.consumer_speed, 2e-3 / row.robust.consumer_reference_s);
+  EXPECT_DOUBLE_EQ(row.spin_speed, 1e-3 / row.robust.reference_s);
+  EXPECT_DOUBLE_EQ(seen.inputs.back().host_speed, row.inputs.host_speed); // what the prediction was made with
+  EXPECT_NE(log.str().find("stage reference"), std::string::npos) << log.str();
+
+  // The image not in the cache: the stages follow the spin, and the log says so.
+  std::ostringstream log2;
+  Seen seen2;
+  ValidationReport r2 = validate_one("no-such-image.jpg", log2, seen2);
+  EXPECT_EQ(r2.rows[0].robust.stage_reference_s, 0.0);
+  EXPECT_DOUBLE_EQ(r2.rows[0].inputs.host_speed, 1e-3 / r2.rows[0].robust.reference_s);
+  EXPECT_NE(log2.str().find("not in the cache"), std::string::npos) << log2.str();
+}
+
+TEST(ValidateReferences, TheDecodeReferenceTimesTheDecode) {
+  Image img;
+  img.width = 64;
+  img.height = 48;
+  img.rgb.assign(static_cast<size_t>(64 * 48 * 3), 128);
+  const std::vector<unsigned char> jpeg = encode_jpeg(img, 90);
+  EXPECT_GT(reference_decode_s(jpeg), 0.0);
+  EXPECT_GT(reference_gemm_s(32), 0.0);
+}
