@@ -145,9 +145,8 @@ Profile run_calibration(const CalibrateOptions& opt, std::ostream& log) {
              now_s() - t0);
 
   // The stages' own reference: one calibration JPEG's decode, timed around the stage costs as the spin is.
-  const CalibImage* ref_image = reference_decode_image(images);
-  const std::vector<unsigned char> ref_jpeg = ref_image ? read_file(ref_image->path) : std::vector<unsigned char>{};
-  const double decode_before = ref_jpeg.empty() ? 0.0 : reference_decode_s(ref_jpeg);
+  const DecodeReference decode(images);
+  const double decode_before = decode.time_s();
   const double ref_before = reference_spin_s(); // the cores' speed while the stage costs are measured
   StageBenchOptions sb{reps, p.cpu.cores};
   p.cpu.stage_costs = measure_loader_stages(images, sb, opt.quick);
@@ -158,10 +157,10 @@ Profile run_calibration(const CalibrateOptions& opt, std::ostream& log) {
   apply_in_loader(p.cpu.stage_costs, in_loader);
   const double ref_after = reference_spin_s();
   p.meta.reference_spin_s = 0.5 * (ref_before + ref_after);
-  if (!ref_jpeg.empty()) {
-    const double decode_after = reference_decode_s(ref_jpeg);
+  if (!decode.image.empty()) {
+    const double decode_after = decode.time_s();
     p.meta.reference_decode_s = 0.5 * (decode_before + decode_after);
-    p.meta.reference_decode_image = std::filesystem::path(ref_image->path).filename().string();
+    p.meta.reference_decode_image = decode.image;
     fmt::print(log, "  reference decode of {} (the stages' speed, validate scales their predictions by it): {:.3f} ms "
                     "before the stage costs, {:.3f} ms after\n",
                p.meta.reference_decode_image, 1e3 * decode_before, 1e3 * decode_after);

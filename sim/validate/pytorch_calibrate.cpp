@@ -322,9 +322,8 @@ void add_pytorch_calibration(Profile& p, const PytorchCalibrateOptions& opt, std
   if (!opt.transforms.empty())
     req["transforms"] = opt.transforms;
   const double t0 = now_s();
-  const CalibImage* ref_image = reference_decode_image(images); // the stages' own reference (robust_measure.hpp)
-  const std::vector<unsigned char> ref_jpeg = ref_image ? read_file(ref_image->path) : std::vector<unsigned char>{};
-  const double decode_before = ref_jpeg.empty() ? 0.0 : reference_decode_s(ref_jpeg);
+  const DecodeReference decode(images); // the stages' own reference (robust_measure.hpp)
+  const double decode_before = decode.time_s();
   const double ref_before = reference_spin_s(); // the cores' speed while the client measures
   ClientProcess client(client_python(), pytorch_client_script());
   const nlohmann::json raw = client.ask(req);
@@ -334,9 +333,9 @@ void add_pytorch_calibration(Profile& p, const PytorchCalibrateOptions& opt, std
   const auto& v = raw.at("versions");
   FrameworkCostsProfile f = fit_framework_costs(raw);
   f.reference_spin_s = 0.5 * (ref_before + ref_after);
-  if (!ref_jpeg.empty()) {
-    f.reference_decode_s = 0.5 * (decode_before + reference_decode_s(ref_jpeg));
-    p.meta.reference_decode_image = std::filesystem::path(ref_image->path).filename().string();
+  if (!decode.image.empty()) {
+    f.reference_decode_s = 0.5 * (decode_before + decode.time_s());
+    p.meta.reference_decode_image = decode.image;
   }
   f.versions = fmt::format("torch {}, torchvision {}, PIL {}, python {}", v.value("torch", "?"),
                            v.value("torchvision", "?"), v.value("pil", "?"), v.value("python", "?"));

@@ -1,5 +1,6 @@
 #include "sim/validate/robust_measure.hpp"
 
+#include "sim/validate/file_io.hpp"
 #include "sim/validate/host_bench.hpp"
 #include "sim/validate/image_ops.hpp"
 #include "sim/validate/stats.hpp"
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <sched.h>
 
 namespace mlsim::validate {
@@ -59,6 +61,13 @@ double reference_decode_s(const std::vector<unsigned char>& jpeg) {
     decode_jpeg_into(jpeg.data(), jpeg.size(), out); // this thread's handle and buffer, outside the timing
     return time_reps(5, [&jpeg] { decode_jpeg_into(jpeg.data(), jpeg.size(), out); }).median_s;
   });
+}
+
+DecodeReference::DecodeReference(const std::vector<CalibImage>& set) {
+  if (const CalibImage* ref = reference_decode_image(set)) {
+    image = std::filesystem::path(ref->path).filename().string();
+    jpeg = read_file(ref->path);
+  }
 }
 
 double reference_gemm_s(int n) {

@@ -14,6 +14,7 @@
 // Ignores: drift within a run that returns to its start value.
 #pragma once
 
+#include "sim/validate/calib_dataset.hpp"
 #include "sim/validate/loader_job.hpp"
 
 #include <functional>
@@ -67,6 +68,13 @@ constexpr int kReferenceGemmN = 256; // the consumer size of validate's grid (Jo
 // the development VM the spin once ran 21 % faster than at calibration for a whole validation while the
 // loader-bound configurations ran at the calibrated speed; a decode is SIMD and memory work, as the stages are.
 double reference_decode_s(const std::vector<unsigned char>& jpeg);
+// The calibration set's reference JPEG (reference_decode_image), read once, and its decode timed on demand.
+struct DecodeReference {
+  explicit DecodeReference(const std::vector<CalibImage>& set);
+  double time_s() const { return jpeg.empty() ? 0.0 : reference_decode_s(jpeg); } // 0 without the image
+  std::string image; // the file's name in the set; empty without one
+  std::vector<unsigned char> jpeg;
+};
 
 // How fast the cores run now against when the profile's costs were measured: the reference's time
 // then over now (1 when either is unknown). A validation predicts each configuration on cores of that
