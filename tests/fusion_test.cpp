@@ -96,6 +96,27 @@ TEST(Fusion, TorchCompileFusesPointwiseChainsButNotIntoTheConv) {
 TEST(Fusion, EagerFusesNothing) {
   TrainingGraph f = fuse_ops(chain(), FusionPolicy::none);
   EXPECT_EQ(f.graph.ops.size(), 3u);
+  for (const Op& o : f.graph.ops)
+    EXPECT_FALSE(o.compiled) << o.name; // library calls, each (cuDNN's batch norm included)
+}
+
+// What the compiler emits is compiled (a batch norm there is XLA's or Inductor's reduction, not cuDNN's);
+// the conv a GPU stack leaves to cuDNN is not; on a TPU everything is.
+TEST(Fusion, TheCompilerMarksTheKernelsItEmits) {
+  TrainingGraph bn;
+  bn.graph.add(op("conv", OpKind::conv, 100, 50, 10));
+  bn.graph.add(op("bn", OpKind::reduction, 50, 50));
+  bn.graph.connect(0, 1);
+  bn.backward_begin = bn.optimizer_begin = bn.graph.ops.size();
+  for (FusionPolicy p : {FusionPolicy::xla_gpu, FusionPolicy::torch_compile}) {
+    TrainingGraph f = fuse_ops(bn, p);
+    ASSERT_EQ(f.graph.ops.size(), 2u);
+    EXPECT_FALSE(f.graph.ops[0].compiled);
+    EXPECT_TRUE(f.graph.ops[1].compiled); // alone, not fused: still the compiler's kernel
+    EXPECT_TRUE(f.graph.ops[1].fusion.empty());
+  }
+  for (const Op& o : fuse_ops(chain(), FusionPolicy::xla).graph.ops)
+    EXPECT_TRUE(o.compiled) << o.name;
 }
 
 TEST(Fusion, AReductionEndsItsGroup) {

@@ -124,16 +124,25 @@ TEST(KernelModel, NchwBatchNormWithFewChannelsLeavesSmsIdle) {
   EXPECT_FALSE(batch_norm_time(p, Bytes(1e9), hbm, true, 64).has_value()); // unmeasured: a plain memory kernel
 }
 
-// Through the step graph: a batch norm over 64 channels in NCHW on the H200 preset (its measured figures).
-TEST(KernelModel, BatchNormOpTakesTheMeasuredLayoutsRate) {
-  AcceleratorSpec h200 = accelerator_preset("h200-sxm");
+namespace {
+// A training batch norm's forward over batch 256 x `channels` x side^2: it reads its input twice (statistics,
+// then normalising) and writes its output once.
+Op batch_norm_op(double channels, double side) {
   Op bn;
   bn.kind = OpKind::reduction;
   bn.channel_statistics = bn.statistics_pass = true;
-  bn.dims["channels"] = 64;
-  bn.in_elements = 2 * 256.0 * 64 * 112 * 112;
-  bn.out_elements = 256.0 * 64 * 112 * 112;
+  bn.dims["channels"] = channels;
+  bn.in_elements = 2 * 256.0 * channels * side * side;
+  bn.out_elements = 256.0 * channels * side * side;
   bn.flops = Flops(5 * bn.out_elements);
+  return bn;
+}
+} // namespace
+
+// Through the step graph: a batch norm over 64 channels in NCHW on the H200 preset (its measured figures).
+TEST(KernelModel, BatchNormOpTakesTheMeasuredLayoutsRate) {
+  AcceleratorSpec h200 = accelerator_preset("h200-sxm");
+  Op bn = batch_norm_op(64, 112);
   bn.nchw_activations = true;
   OpCost nchw = cost_device_op(bn, h200);
   const double bytes = 3 * 256.0 * 64 * 112 * 112 * 4;
@@ -144,6 +153,20 @@ TEST(KernelModel, BatchNormOpTakesTheMeasuredLayoutsRate) {
   EXPECT_NEAR(nhwc.duration.value(), 5e-6 + 4.72e-6 + bytes / (4.8e12 * 0.718), 1e-9);
   bn.fusion = "loop fusion"; // fused into another kernel: no longer cuDNN's batch norm
   EXPECT_NEAR(cost_device_op(bn, h200).duration.value(), 5e-6 + 0.5e-6 + bytes / (4.8e12 * 0.896), 1e-9);
+}
+
+// XLA and Inductor expand a batch norm into reduction kernels of their own: alone (not fused), such an op is
+// a compiled kernel at the plain memory-bound rate (memory_fraction 0.896, latency 0.5 us), not cuDNN's.
+TEST(KernelModel, ACompiledBatchNormIsNotCudnns) {
+  AcceleratorSpec h200 = accelerator_preset("h200-sxm");
+  Op bn = batch_norm_op(256, 56);
+  bn.in_dtype = bn.out_dtype = bn.compute_dtype = DType::fp16;
+  const double bytes = 3 * 256.0 * 256 * 56 * 56 * 2;
+  EXPECT_NEAR(cost_device_op(bn, h200).duration.value(), 5e-6 + 4.72e-6 + bytes / (4.8e12 * 0.718), 1e-9);
+  bn.compiled = true;
+  OpCost c = cost_device_op(bn, h200);
+  EXPECT_NEAR(c.duration.value(), 5e-6 + 0.5e-6 + bytes / (4.8e12 * 0.896), 1e-9);
+  EXPECT_EQ(c.why.find("cuDNN"), std::string::npos) << c.why;
 }
 
 TEST(KernelModel, BadKernelsSectionIsAnInputError) {

@@ -132,8 +132,11 @@ TrainingGraph fuse_ops(const TrainingGraph& t, FusionPolicy policy) {
   for (size_t h = 0; h < n; ++h) {
     if (gr.members[h].empty())
       continue; // a member of an earlier head's group
-    size_t at = gr.members[h].size() == 1 ? out.graph.add(g.ops[h])
-                                          : out.graph.add(fused_op(g, gr.members[h], consumers, policy, number++));
+    Op op = gr.members[h].size() == 1 ? g.ops[h] : fused_op(g, gr.members[h], consumers, policy, number++);
+    // The compiler emits every kernel but the library calls it keeps (a conv or dot under xla_gpu and
+    // torch_compile), fused or alone: XLA expands a batch norm into reductions, so does Inductor.
+    op.compiled = policy == FusionPolicy::xla || !is_matrix_kind(op.kind);
+    size_t at = out.graph.add(std::move(op));
     for (size_t m : gr.members[h])
       new_index[m] = at;
   }

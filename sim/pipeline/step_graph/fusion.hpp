@@ -25,6 +25,9 @@
 //                  chains into a reduction ("reduction") as Triton kernels
 //                  named triton_poi_fused_* / triton_red_fused_*; matmul and
 //                  conv stay library calls (no epilogue fusion by default)
+// Under every policy but none, each op except the library calls kept (conv, dot under xla_gpu and
+// torch_compile) is marked `compiled`, fused or alone: XLA and Inductor expand a batch norm into
+// reductions, so it is costed as a memory-bound kernel, not as cuDNN's batch norm (kernel_model.hpp).
 // References: XLA operation semantics and HloInstruction::FusionKind (kLoop,
 // kInput, kOutput); PyTorch 2 paper (Ansel et al., ASPLOS 2024), TorchInductor.
 // Ignores: multi-output and horizontal fusion, recomputation, fusion across

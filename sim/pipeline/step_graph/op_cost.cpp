@@ -106,9 +106,10 @@ OpCost cost_device_op(const Op& op, const AcceleratorSpec& acc) {
                         acc.matrix_unit_size, 100 * c.matrix_unit_utilization);
   }
   Seconds memory = memory_time(kp, c.bytes, acc.memory_bandwidth);
-  // A batch norm as cuDNN runs it, where the profile measured its kernels (a fused one is the fusion's kernel).
+  // A batch norm as cuDNN runs it, where the profile measured its kernels (a fused one is the fusion's kernel, a
+  // compiled one its compiler's reduction).
   std::optional<BatchNormTiming> norm;
-  if (op.channel_statistics && op.fusion.empty())
+  if (op.channel_statistics && op.fusion.empty() && !op.compiled)
     norm = batch_norm_time(kp, c.bytes, acc.memory_bandwidth, op.nchw_activations, dim(op, "channels"));
   if (norm)
     memory = norm->total;
