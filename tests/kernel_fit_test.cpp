@@ -149,6 +149,7 @@ TEST(KernelFit, TheFittedProfileOverridesThePresetsKernelFigures) {
   const AcceleratorSpec preset = accelerator_preset("h200-sxm");
   // Datasheet peaks (the bound), fitted fractions (what kernels reach): not the preset's 0.821.
   EXPECT_DOUBLE_EQ(fitted.matrix_peak.at(DType::fp16).value(), preset.matrix_peak.at(DType::fp16).value());
+  EXPECT_DOUBLE_EQ(fitted.boost_clock.value(), 1.98e9); // the datasheet's clock goes with its peaks
   EXPECT_NEAR(fitted.kernels.matrix_fraction_for(DType::fp16), 0.80, 0.01);
   EXPECT_NE(fitted.kernels.matrix_fraction_for(DType::fp16), preset.kernels.matrix_fraction_for(DType::fp16));
   EXPECT_NEAR(fitted.kernels.saturating_reuse, 48, 4.8);
@@ -182,6 +183,7 @@ TEST(KernelFit, TheCommittedH200ProfileIsTheFitOfItsMeasurements) {
   for (const char* layout : {"nhwc", "nchw"})
     EXPECT_NEAR(committed.kernels.norm_fraction.at(layout), f.params.norm_fraction.at(layout), 1e-3) << layout;
   EXPECT_NEAR(committed.launch_overhead.value(), f.launch_floor_s, 1e-8);
+  EXPECT_DOUBLE_EQ(committed.boost_clock.value(), accelerator_preset("h200-sxm").boost_clock.value());
   // The measured phenomena the model now carries: cuDNN's NCHW batch norm, per channel, reaches a lower share of
   // HBM than its NHWC persistent kernels, and both less than a plain copy.
   EXPECT_LT(f.params.norm_fraction.at("nchw"), f.params.norm_fraction.at("nhwc"));

@@ -62,6 +62,14 @@ TEST(Units, ComputeAndMoney) {
   EXPECT_DOUBLE_EQ(parse_ok<Flops>("1e3 FLOP"), 1e3);
 }
 
+TEST(Units, ClocksInHertz) {
+  EXPECT_DOUBLE_EQ(parse_ok<Hertz>("1980 MHz"), 1.98e9);
+  EXPECT_DOUBLE_EQ(parse_ok<Hertz>("1.41 GHz"), 1.41e9);
+  EXPECT_DOUBLE_EQ(parse_ok<Hertz>("50 Hz"), 50.0);
+  EXPECT_NE(parse_bad<Hertz>("1 MiHz").find("binary prefixes"), std::string::npos);
+  EXPECT_NE(parse_bad<Seconds>("1 GHz").find("frequency"), std::string::npos); // wrong dimension
+}
+
 TEST(Units, RejectsBadStrings) {
   EXPECT_NE(parse_bad<Bytes>("42").find("without its unit"), std::string::npos);
   EXPECT_NE(parse_bad<Bytes>("1 KB").find("ambiguous"), std::string::npos);

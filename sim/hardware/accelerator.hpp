@@ -53,6 +53,7 @@ struct AcceleratorSpec {
   BytesPerSec memory_bandwidth{0.0};
   Bytes memory_size{0.0};
   Seconds launch_overhead{0.0};
+  Hertz boost_clock{0.0};                   // the SMs' boost clock (datasheet); 0: not given (no cycle-bound kernels)
   std::map<std::string, double> efficiency; // per op kind, a further factor (a calibrated profile sets these)
   KernelParams kernels;                     // what kernels achieve of the peaks (empty: the plain roofline)
 

@@ -6,6 +6,7 @@
 #include "sim/core/run/load/hardware_load.hpp"
 #include "sim/hardware/pcie.hpp"
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -310,6 +311,8 @@ static void accelerator_with_kernels(YAML::Emitter& y, const AcceleratorProfile&
   y << YAML::Key << "memory_bandwidth" << YAML::Value << rate(ds.memory_bandwidth.value());
   y << YAML::Key << "memory_size" << YAML::Value << bytes(a.memory_size_bytes);
   y << YAML::Key << "launch_overhead" << YAML::Value << seconds(k.launch_floor_s);
+  if (ds.boost_clock.value() > 0) // the datasheet's, as the peaks: instruction-bound kernels scale with it
+    y << YAML::Key << "boost_clock" << YAML::Value << fmt::format("{:.0f} MHz", ds.boost_clock.value() / 1e6);
   const KernelParams& p = k.params;
   y << YAML::Key << "kernels" << YAML::Value << YAML::BeginMap;
   y << YAML::Key << "source" << YAML::Value << p.source;

@@ -89,6 +89,15 @@ bool parse_base_unit(std::string_view u, ParsedQuantity& q, double& factor, std:
       factor = p.factor;
       return true;
     }
+    if (rest == "Hz") { // a clock: cycles per second
+      if (p.text.size() == 2) {
+        why = "binary prefixes are for data, not Hz";
+        return false;
+      }
+      q.time_exp = -1;
+      factor = p.factor;
+      return true;
+    }
     if (rest == "FLOPS") { // TFLOPS: a rate
       if (p.text.size() == 2) {
         why = "binary prefixes are for data, not FLOP";
@@ -180,7 +189,7 @@ std::string describe_dimension(int b, int f, int t, int d) {
   if (b == 0 && f == 0 && t == -1 && d == 1)
     return "a price such as '2.5 USD/h'";
   if (b == 0 && f == 0 && t == -1 && d == 0)
-    return "a frequency such as '1/s'";
+    return "a frequency such as '1410 MHz'";
   return "a quantity of another kind";
 }
 

@@ -111,7 +111,7 @@ Op gradient_sum(const Op& fwd, size_t gradients) {
   b.param_elements = 0.0;
   b.flops = Flops(fwd.out_elements * static_cast<double>(gradients - 1));
   b.dims.clear();
-  b.statistics_pass = b.gradient_passes_through = b.channel_statistics = false;
+  b.statistics_pass = b.gradient_passes_through = b.channel_statistics = b.argmax_pool = false;
   return b;
 }
 } // namespace

@@ -117,6 +117,7 @@ LayerOutput pool(const LayerSpec& l, const Shape& in, long batch) {
     bad_shape(l, "an input at least as large as the pooling window", in);
   Op op = elementwise(l, l.type, elements(out.shape), batch, static_cast<double>(l.kernel * l.kernel));
   op.in_elements = elements(in) * static_cast<double>(batch);
+  op.argmax_pool = l.type == "max_pool";
   out.ops.push_back(op);
   return out;
 }

@@ -130,6 +130,17 @@ OpCost cost_device_op(const Op& op, const AcceleratorSpec& acc) {
                         w->fused ? " fused" : " in 3 kernels", cut) +
             gemm_why(w->gemm, kp.sm_count);
   }
+  // A kernel bound by its instructions (the stack's max pool): its SM cycles over all SMs at the boost clock.
+  if (op.sm_cycles > 0 && kp.sm_count > 0 && acc.boost_clock.value() > 0) {
+    Seconds issue(op.sm_cycles / (kp.sm_count * acc.boost_clock.value()));
+    if (issue > body) {
+      body = issue;
+      c.why = fmt::format("instruction-bound: the framework's max-pool kernel, {:.3g} SM cycles on {} SMs at {:.0f} MHz "
+                          "({:.0f} % of HBM bandwidth)",
+                          op.sm_cycles, kp.sm_count, acc.boost_clock.value() / 1e6,
+                          100 * (c.bytes / issue / acc.memory_bandwidth));
+    }
+  }
   if (op.kind == OpKind::conv && acc.matrix_unit_size == 0)
     if (auto e = kp.conv_efficiency.find(op.compute_dtype); e != kp.conv_efficiency.end()) {
       body = body / e->second;

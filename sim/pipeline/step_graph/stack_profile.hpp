@@ -75,6 +75,11 @@ struct StackProfile {
   Seconds host_per_op{0.0};
   Seconds host_per_optimizer_call{0.0};
   bool loss_scale_sync = false;
+  // The framework's own max-pool kernels (`max_pool`; PyTorch's keep the argmax indices and are bound by their
+  // instructions, not by HBM): SM cycles per element by activation layout ("nhwc", "nchw"), the forward per
+  // output element, the input gradient per input element. Empty: a plain memory-bound kernel.
+  std::map<std::string, double> max_pool_forward_cycles;
+  std::map<std::string, double> max_pool_backward_cycles;
 
   SixteenBitPath path_for(OpKind k) const {
     auto it = sixteen_bit.find(k);

@@ -72,6 +72,19 @@ void add_host_issue(const GraphModel& model, const OpGraph& g, StepPlan& plan) {
   plan.host_issue_wait = issue.total_wait;
 }
 
+// The stack's own max-pool kernels (stack_profile.hpp): the forward's SM cycles per output element, the input
+// gradient's per input element (its output). A compiled or fused max pool is the compiler's kernel instead.
+void apply_max_pool_kernels(OpGraph& g, const StackProfile& stack, ActivationLayout layout) {
+  const std::string key = layout == ActivationLayout::nchw ? "nchw" : "nhwc";
+  for (Op& op : g.ops) {
+    if (!op.argmax_pool || op.compiled || !op.fusion.empty())
+      continue;
+    const auto& cycles = op.phase == Phase::forward ? stack.max_pool_forward_cycles : stack.max_pool_backward_cycles;
+    if (auto c = cycles.find(key); c != cycles.end())
+      op.sm_cycles = c->second * op.out_elements;
+  }
+}
+
 } // namespace
 
 StepGraph build_step_graph(const GraphModel& model, const AcceleratorSpec& acc, long batch, const HostSpeed& host) {
@@ -92,6 +105,7 @@ StepGraph build_step_graph(const GraphModel& model, const AcceleratorSpec& acc, 
   s.training = fuse_ops(add_backward_and_optimizer(forward, model.optimizer, master_dtype(model.precision),
                                                   {model.stack.optimizer_kernels, model.stack.zero_grad}),
                        model.stack.fusion);
+  apply_max_pool_kernels(s.training.graph, model.stack, model.layout);
   std::vector<Seconds> durations;
   for (const auto& op : s.training.graph.ops) {
     s.costs.push_back(op.placement == OpPlacement::device ? cost_device_op(op, acc) : cost_host_op(op, host));

@@ -72,7 +72,7 @@ std::map<DType, double> parse_fractions(const ConfigNode& node) {
 AcceleratorSpec parse_accelerator(const ConfigNode& node) {
   node.allow_only({"preset", "count", "name", "source", "matrix_peak", "vector_peak", "fast_path_alignment",
                    "fast_path_dims", "matrix_unit_size", "matrix_unit_dims", "memory_bandwidth", "memory_size",
-                   "launch_overhead", "efficiency", "kernels", "nvlink"});
+                   "launch_overhead", "boost_clock", "efficiency", "kernels", "nvlink"});
   AcceleratorSpec a;
   a.name = node.get_string("name", node.has("preset") ? node.get_string("preset") : "accelerator");
   a.matrix_peak = parse_peaks(node.child("matrix_peak"));
@@ -94,6 +94,7 @@ AcceleratorSpec parse_accelerator(const ConfigNode& node) {
   a.memory_bandwidth = node.get_quantity<BytesPerSec>("memory_bandwidth");
   a.memory_size = node.get_quantity<Bytes>("memory_size");
   a.launch_overhead = node.get_quantity<Seconds>("launch_overhead", Seconds(5e-6), false);
+  a.boost_clock = node.get_quantity<Hertz>("boost_clock", Hertz(0.0), false);
   if (ConfigNode eff = node.child("efficiency"); eff.defined()) {
     eff.allow_only(kOpKinds);
     for (const auto& k : eff.keys())

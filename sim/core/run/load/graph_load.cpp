@@ -96,7 +96,7 @@ ExplicitOp parse_explicit_op(const ConfigNode& node, size_t index) {
 StackProfile parse_stack(const ConfigNode& user) {
   ConfigNode node = resolve_preset(user, "stacks", "stack");
   node.allow_only({"preset", "name", "source", "sixteen_bit", "tf32", "fusion", "allocator", "optimizer_kernels",
-                   "zero_grad", "host_issue", "loss_scale_sync"});
+                   "zero_grad", "host_issue", "loss_scale_sync", "max_pool"});
   StackProfile s;
   s.name = node.get_string("name", user.is_scalar() ? user.as_string()
                                                     : node.get_string("preset", "inline stack"));
@@ -111,6 +111,18 @@ StackProfile parse_stack(const ConfigNode& user) {
     s.host_per_optimizer_call = h.get_quantity<Seconds>("per_optimizer_call", Seconds(0.0), false);
   }
   s.loss_scale_sync = node.get_bool("loss_scale_sync", false);
+  if (ConfigNode m = node.child("max_pool"); m.defined()) {
+    m.allow_only({"forward_cycles", "backward_cycles"});
+    auto per_layout = [](const ConfigNode& c, std::map<std::string, double>& out) {
+      if (!c.defined())
+        return;
+      c.allow_only({"nhwc", "nchw"});
+      for (const auto& layout : c.keys())
+        out[layout] = c.get_number(layout, std::nullopt, 0.0, 1e6);
+    };
+    per_layout(m.child("forward_cycles"), s.max_pool_forward_cycles);
+    per_layout(m.child("backward_cycles"), s.max_pool_backward_cycles);
+  }
   if (ConfigNode a = node.child("allocator"); a.defined()) {
     a.allow_only({"block", "segment"});
     s.allocator.block = a.get_quantity<Bytes>("block", s.allocator.block);
