@@ -1,6 +1,7 @@
 // The references a validation scales its predictions by (robust_measure.hpp, validate.cpp): the loader stages
 // follow a reference decode of one calibration JPEG, the host GEMM consumer a reference GEMM, each against the
 // profile's figure for it; the spin stays the drift check, and the stages' fallback where the image is missing.
+#include "sim/core/base/errors.hpp"
 #include "sim/validate/calib_dataset.hpp"
 #include "sim/validate/image_ops.hpp"
 #include "sim/validate/robust_measure.hpp"
@@ -85,4 +86,28 @@ TEST(ValidateReferences, TheDecodeReferenceTimesTheDecode) {
   const std::vector<unsigned char> jpeg = encode_jpeg(img, 90);
   EXPECT_GT(reference_decode_s(jpeg), 0.0);
   EXPECT_GT(reference_gemm_s(32), 0.0);
+}
+
+// A predictor that cannot simulate (a bad profile or preset) stops the validation before its first real run.
+TEST(ValidateReferences, APredictorThatFailsStopsBeforeAnyMeasurement) {
+  if (mate_photo_sources().empty())
+    GTEST_SKIP() << "mate-backgrounds (the calibration photos) is not installed";
+  build_calib_set({true, ""});
+  ValidateOptions vo;
+  vo.quick = true;
+  JobConfig c;
+  c.image_set = "imagenet";
+  vo.grid = {c};
+  vo.robust.repeats = 1;
+  int runs = 0;
+  vo.run = [&runs](const JobConfig&, const JobInputs&, const RunLength&) {
+    ++runs;
+    return steady_run();
+  };
+  std::ostringstream log;
+  auto failing = [](const JobConfig&, const JobInputs&) -> Prediction {
+    throw mlsim::InputError("preset.yaml:1:1: bad");
+  };
+  EXPECT_THROW(run_validation(vo, failing, "test", log), mlsim::InputError);
+  EXPECT_EQ(runs, 0);
 }

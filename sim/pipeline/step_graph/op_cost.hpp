@@ -8,8 +8,10 @@
 //   compute = matmul/conv with m, n, k on a GPU with a tile model: waves of
 //             tiles (sim/hardware/kernel_model.hpp, gemm_time); otherwise
 //             executed FLOPs / (peak(path, dtype) x fraction(path, dtype))
-//   memory  = memory_latency + bytes / (HBM bandwidth x memory_fraction)
-//   t = launch_overhead + max(compute, memory) / efficiency(kind)
+//   memory  = memory_latency + bytes / (HBM bandwidth x memory_fraction); a batch norm the stack leaves to
+//             cuDNN (not compiled, not fused): its measured norm_fraction / norm_latency per layout
+//   issue   = sm_cycles / (SMs x boost_clock): a kernel bound by its instructions (the stack's max pool)
+//   t = launch_overhead + max(compute, memory, issue) / efficiency(kind)
 //       + for an op that launches k > 1 kernels one after another (a per-op optimizer update,
 //         backward_rules.hpp): (k - 1) x (launch_overhead + memory_latency), its bytes already the
 //         sum of the kernels' passes
