@@ -73,11 +73,12 @@ void add_host_issue(const GraphModel& model, const OpGraph& g, StepPlan& plan) {
 }
 
 // The stack's own max-pool kernels (stack_profile.hpp): the forward's SM cycles per output element, the input
-// gradient's per input element (its output). A compiled or fused max pool is the compiler's kernel instead.
+// gradient's per input element (its output). A compiled max pool (fused or not: fusion.hpp marks both) is the
+// compiler's kernel instead.
 void apply_max_pool_kernels(OpGraph& g, const StackProfile& stack, ActivationLayout layout) {
   const std::string key = layout == ActivationLayout::nchw ? "nchw" : "nhwc";
   for (Op& op : g.ops) {
-    if (!op.argmax_pool || op.compiled || !op.fusion.empty())
+    if (!op.argmax_pool || op.compiled)
       continue;
     const auto& cycles = op.phase == Phase::forward ? stack.max_pool_forward_cycles : stack.max_pool_backward_cycles;
     if (auto c = cycles.find(key); c != cycles.end())
