@@ -20,10 +20,15 @@ namespace {
 struct Piece {
   double start_s, work_s;
 };
-// Actors, each starting at its first piece's start and running its pieces one after another (a later
-// piece's start_s is ignored: it follows the previous piece at once); returns every piece's end time,
-// actor by actor.
-std::vector<std::vector<double>> run_actors(const CpuSpec& cpu, const std::vector<std::vector<Piece>>& actors) {
+// One actor's script: it starts at its time; each step runs `work_s` on the scheduler, then waits
+// `pause_s` before the next step, asleep or, with `keeps`, reading out of the page cache (its thread
+// keeps its core).
+struct Step {
+  double work_s;
+  double pause_s = -1.0; // < 0: the next step follows at once (the thread never stops running)
+  bool keeps = false;
+};
+std::vector<std::vector<double>> run_scripts(const CpuSpec& cpu, const std::vector<std::pair<double, std::vector<Step>>>& actors) {
   auto engine = make_engine();
   auto* zone = sg4::create_full_zone("test");
   auto* pool = zone->create_host("node.cpu", cpu.core_speed * kWorkPerSecond)->set_core_count(cpu.cores)->seal();
@@ -32,14 +37,31 @@ std::vector<std::vector<double>> run_actors(const CpuSpec& cpu, const std::vecto
   std::vector<std::vector<double>> end(actors.size());
   for (size_t i = 0; i < actors.size(); ++i)
     sg4::Actor::create("a" + std::to_string(i), pool, [&, i] {
-      sg4::this_actor::sleep_until(actors[i].front().start_s);
-      for (const Piece& p : actors[i]) {
-        sched.run(Seconds(p.work_s));
+      sg4::this_actor::sleep_until(actors[i].first);
+      for (const Step& s : actors[i].second) {
+        sched.run(Seconds(s.work_s));
         end[i].push_back(sg4::Engine::get_clock());
+        if (s.pause_s >= 0) {
+          if (s.keeps)
+            sched.keeps_core(sg4::this_actor::get_pid());
+          sg4::this_actor::sleep_for(s.pause_s);
+        }
       }
     });
   engine->run();
   return end;
+}
+// Actors, each starting at its first piece's start and running its pieces one after another (a later
+// piece's start_s is ignored: it follows the previous piece at once); returns every piece's end time,
+// actor by actor.
+std::vector<std::vector<double>> run_actors(const CpuSpec& cpu, const std::vector<std::vector<Piece>>& actors) {
+  std::vector<std::pair<double, std::vector<Step>>> scripts;
+  for (const auto& pieces : actors) {
+    scripts.push_back({pieces.front().start_s, {}});
+    for (const Piece& p : pieces)
+      scripts.back().second.push_back({p.work_s});
+  }
+  return run_scripts(cpu, scripts);
 }
 std::vector<double> run_pieces(const CpuSpec& cpu, const std::vector<Piece>& pieces) {
   std::vector<std::vector<Piece>> actors;
@@ -180,4 +202,32 @@ TEST(CpuScheduler, ManyPiecesArrivingAtOnceWhileTheServerSleeps) {
   EXPECT_NEAR(end[0], 10.5, 1e-9);
   for (size_t i = 1; i < end.size(); ++i)
     EXPECT_NEAR(end[i], 1.51, 1e-9) << i;
+}
+
+TEST(CpuScheduler, ARunningThreadStaysOnItsCoreUntilTheBalancerMovesIt) {
+  // 2 cores, balance delay 0.2 s. A: 2 s from t = 0 on core 0. C: 0.2 s from t = 0 on core 1 (its last
+  // core). B: from t = 0.3 on idle core 1, 1 s, then at once another 1 s. C again at 0.5 (2 s): no core
+  // idle, a tie, its last core 1: it shares with B, whose first piece ends at 0.5 + 0.8 / 0.5 = 2.1.
+  // Core 0 ran dry at 2.0 with two pieces queued on core 1: it takes one at 2.2. B never stopped
+  // running, so at 2.1 its next piece stays on core 1 (a thread that did not sleep is not placed
+  // again); at 2.2 core 0 takes it (the latest queued): 0.05 s done, it ends at 2.2 + 0.95 = 3.15, and
+  // C (0.85 s done by 2.2) at 3.35. Placed again at 2.1, B would have taken the idle core 0 (3.1, 3.3).
+  CpuSpec c = cpu(2, CpuScheduling::per_core, 1.0, 0.2);
+  const auto end = run_scripts(c, {{0.0, {{2.0}}}, {0.3, {{1.0}, {1.0}}}, {0.0, {{0.2, 0.3}, {2.0}}}});
+  EXPECT_NEAR(end[0][0], 2.0, 1e-9);
+  EXPECT_NEAR(end[1][0], 2.1, 1e-9);
+  EXPECT_NEAR(end[1][1], 3.15, 1e-9);
+  EXPECT_NEAR(end[2][1], 3.35, 1e-9);
+}
+
+TEST(CpuScheduler, AThreadReadingFromThePageCacheKeepsItsCore) {
+  // 1 core. B: 1 s from t = 0, then a 0.2 s read out of the page cache (its own memcpy: it keeps the
+  // core), then 1 s. C wakes at 1.1 with 1 s and shares the core with B's read until 1.2 (0.05 s done),
+  // then with B's piece: C ends at 1.2 + 2 x 0.95 = 3.1, B (0.95 s done by then) at 3.15. Had B slept
+  // through its read, C would have had the core alone until 1.2 and ended at 3.0, B at 3.1.
+  CpuSpec c = cpu(1, CpuScheduling::per_core);
+  const auto end = run_scripts(c, {{0.0, {{1.0, 0.2, true}, {1.0}}}, {1.1, {{1.0}}}});
+  EXPECT_NEAR(end[0][0], 1.0, 1e-9);
+  EXPECT_NEAR(end[1][0], 3.1, 1e-9);
+  EXPECT_NEAR(end[0][1], 3.15, 1e-9);
 }

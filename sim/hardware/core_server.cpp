@@ -57,40 +57,105 @@ void CoreServer::run(Seconds core_seconds, long thread) {
 }
 
 void CoreServer::submit(Seconds core_seconds, long thread, Completion done) {
+  const double now = sg4::Engine::get_clock();
+  advance(now); // the queues as they are now (a pull may be due)
   if (!(core_seconds.value() > 0)) {
+    if (holds_.count(thread) > 0) { // its hold leaves the core: the thread sleeps from here
+      const size_t core = release_hold(thread);
+      queues_.remember(thread, core);
+      if (queues_.queue(core).empty())
+        ran_dry(core);
+      changed();
+    }
     done();
     return;
   }
-  const double now = sg4::Engine::get_clock();
-  advance(now); // the queues as they are now (a pull may be due)
-  if (wakes_on_busy_cores(thread, now))
+  if (wakes_on_busy_cores(thread))
     arriving_.push_back({now + spec_.busy_wake_delay.value(), core_seconds.value(), thread, std::move(done)});
   else
     enter(core_seconds.value(), thread, std::move(done));
   changed();
 }
 
-bool CoreServer::wakes_on_busy_cores(long thread, double now) {
-  if (!(spec_.busy_wake_delay.value() > 0))
+void CoreServer::keeps_core(long thread) {
+  if (holds_.count(thread) > 0)
+    return;
+  advance(sg4::Engine::get_clock());
+  holds_[thread] = join(kNever, thread, nullptr); // it holds the core until the thread's next submit
+  changed();
+}
+
+size_t CoreServer::release_hold(long thread) {
+  auto h = holds_.find(thread);
+  const long id = h->second;
+  holds_.erase(h);
+  const size_t core = pieces_[static_cast<size_t>(id)].core; // a pull may have moved it
+  touch(core);
+  --cores_[core].running;
+  queues_.remove(core, id);
+  refresh(core);
+  free_ids_.push_back(id);
+  set_rate();
+  return core;
+}
+
+bool CoreServer::continues(long thread) const {
+  if (holds_.count(thread) > 0)
+    return true;
+  auto last = last_end_.find(thread);
+  return last != last_end_.end() && last->second == sg4::Engine::get_clock();
+}
+
+bool CoreServer::stays(long thread) const {
+  if (!continues(thread))
     return false;
-  if (auto last = last_end_.find(thread); last != last_end_.end() && last->second == now)
-    return false; // its previous piece ended at this instant: the thread never stopped running
+  // Pieces that woke at this instant, after the thread's previous piece left its core and before its
+  // next one came (its completion woke them), found the core empty; in truth the thread was still running
+  // there and they took an idle core. With one to take, the thread's piece takes it instead.
+  const size_t last = queues_.last_core(thread);
+  if (last >= queues_.cores() || queues_.idle_core() >= queues_.cores())
+    return true;
+  const double now = sg4::Engine::get_clock();
+  for (long id : queues_.queue(last))
+    if (pieces_[static_cast<size_t>(id)].entered < now)
+      return true;
+  return queues_.queue(last).empty();
+}
+
+bool CoreServer::wakes_on_busy_cores(long thread) const {
+  if (!(spec_.busy_wake_delay.value() > 0) || continues(thread))
+    return false; // a thread whose previous piece ended at this instant never stopped running
   return queues_.busy() == static_cast<int>(queues_.cores());
 }
 
 void CoreServer::enter(double work, long thread, Completion done) {
+  if (holds_.count(thread) > 0) { // the piece takes its hold's place
+    queues_.remember(thread, release_hold(thread));
+    last_end_[thread] = sg4::Engine::get_clock(); // it never left the core
+  }
+  join(work, thread, std::move(done));
+}
+
+long CoreServer::join(double work, long thread, Completion done) {
   const long id = new_piece();
   Piece& p = pieces_[static_cast<size_t>(id)];
   p.order = arrivals_++;
   p.thread = thread;
   p.done = std::move(done);
-  p.core = queues_.place(thread);
+  p.core = queues_.place(thread, stays(thread));
+  p.entered = sg4::Engine::get_clock();
   touch(p.core);
-  p.finish = cores_[p.core].served + work;
+  p.finish = work == kNever ? kNever : cores_[p.core].served + work;
   queues_.push(p.core, id);
   ++cores_[p.core].running;
   refresh(p.core);
   set_rate();
+  // A piece that stays on its thread's core may crowd it while another core is idle (a thread that did
+  // not sleep is not placed again): that core takes it as one that just ran dry would.
+  if (queues_.queue(p.core).size() >= 2)
+    if (const size_t idle = queues_.idle_core(); idle < queues_.cores())
+      ran_dry(idle);
+  return id;
 }
 
 long CoreServer::new_piece() {

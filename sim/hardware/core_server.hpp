@@ -12,7 +12,8 @@
 //   over the cores, O(log cores) per change).
 // Events: a piece arrives, a piece's work ends (its core's k falls), the server completes it (removes
 // it: B may fall, a core may run dry; then runs its completion), a dry core takes a piece from a busier
-// one `balance_delay` after it ran dry (k changes on both, B rises), a piece of a thread that woke on
+// one `balance_delay` after it ran dry, or after a piece of a thread that kept running crowded its core
+// while this one was idle (k changes on both, B rises), a piece of a thread that woke on
 // busy cores arrives `busy_wake_delay` after it was submitted.
 // The same times as a one-core SimGrid host per core, an exec per piece, a pstate of speed v * e(B) on
 // every core switched when B changes and a balancing actor that sleeps until each pull is due (the
@@ -72,6 +73,12 @@ public:
   // A thread key that is no actor's pid (a worker that is not an actor): negative, unique to this server.
   long new_thread() { return --last_thread_; }
 
+  // `thread` spends the time until its next submit running on its core (a copy out of the page cache),
+  // not asleep: a piece without an end holds its place (and its share) on the core the thread last ran
+  // on, so other threads waking meanwhile see the core busy; the next piece of the thread takes the
+  // hold's place, wherever a pull has moved it, and is not placed (nor delayed) as a wake-up.
+  void keeps_core(long thread);
+
   // The per-core speed v * e(B) with `busy` cores busy, in reference core-seconds per second.
   double core_rate(int busy) const;
 
@@ -82,6 +89,7 @@ private:
     long order = 0;      // arrival number: pieces ending together complete in this order
     bool ended = false;
     long thread = 0;
+    double entered = 0.0; // when it joined a core
     Completion done;
   };
   struct Core {
@@ -126,8 +134,12 @@ private:
   void ran_dry(size_t core);                   // `core`'s last piece left: it takes one now or after the delay
   void changed();                              // after a change: brings the server's step forward if needed
   void set_rate() { rate_ = core_rate(queues_.busy()); }
-  bool wakes_on_busy_cores(long thread, double now); // busy_wake_delay applies (cpu_scheduler.hpp)
+  bool wakes_on_busy_cores(long thread) const; // busy_wake_delay applies (cpu_scheduler.hpp)
+  bool continues(long thread) const;           // its previous piece ended at this instant: it never slept
+  bool stays(long thread) const;               // its next piece stays on its last core (continues, above)
+  size_t release_hold(long thread);            // removes the thread's hold (keeps_core); returns its core
   void enter(double work, long thread, Completion done); // the piece joins a core now
+  long join(double work, long thread, Completion done);  // a new piece (work kNever: a hold) on its core
   void complete_ended();                       // removes the ended pieces and runs their completions, in order
   void complete(long id);                      // removes one and runs its completion
   long new_piece();
@@ -143,6 +155,7 @@ private:
   std::vector<Ended> ended_;                   // pieces whose work ended, not yet complete
   std::deque<Arrival> arriving_;               // in the order they come due (one delay for all)
   std::unordered_map<long, double> last_end_;  // thread -> when its last piece ended
+  std::unordered_map<long, long> holds_;       // thread -> its hold piece (keeps_core)
   long last_thread_ = 0;
   long arrivals_ = 0;
   double now_ = 0.0;                           // the time of work_

@@ -38,4 +38,9 @@ void CpuScheduler::submit(Seconds core_seconds, long thread, Completion done) {
 
 long CpuScheduler::new_thread() { return cores_ ? cores_->new_thread() : 0; }
 
+void CpuScheduler::keeps_core(long thread) {
+  if (cores_)
+    cores_->keeps_core(thread);
+}
+
 } // namespace mlsim

@@ -1,11 +1,16 @@
 // Where a node's CPU work runs: per-core run queues, as Linux keeps them.
 //
-//   A piece of work (a worker's samples, a collation, a host-placed op) starts
-//   on an idle core (the one its thread used last, if idle), else joins the
-//   core with the fewest pieces (the thread's last core on a tie, else the
-//   lowest index) and shares that core equally with them. A core that runs
-//   dry while another queues two or more takes the most recently queued piece
-//   of the busiest one `balance_delay` later (if it is still dry). Why not at
+//   A piece of work (a worker's samples, a collation, a host-placed op) of a
+//   thread that wakes starts on an idle core (the one its thread used last, if
+//   idle), else joins the core with the fewest pieces (the thread's last core
+//   on a tie, else the lowest index) and shares that core equally with them.
+//   A thread that never stopped running is not placed again: its next piece
+//   stays on its core (the previous piece ended at this instant, or the
+//   thread spent the time between on its core: a worker's read out of the
+//   page cache is its own memcpy, keeps_core). A core that runs dry while
+//   another queues two or more, or that is idle when a piece that stays
+//   crowds its core, takes the most recently queued piece of the busiest one
+//   `balance_delay` later (if it is still dry). Why not at
 //   once: Linux pulls work into a core that just went idle only when its
 //   recent idle periods average more than sched_migration_cost (0.5 ms); with
 //   CPU-bound threads they do not, and the periodic balancer (driven by the
@@ -79,6 +84,8 @@ public:
 
   // A thread of the node that is not an actor (a worker slot): per_core keeps its last core.
   long new_thread();
+  // per_core: `thread` runs on its core until its next piece (CoreServer::keep_core); fair: nothing.
+  void keeps_core(long thread);
 
 private:
   simgrid::s4u::Host* pool_;

@@ -31,9 +31,13 @@ public:
   const std::vector<long>& queue(size_t core) const { return queues_[core]; }
   int busy() const { return busy_; }
 
-  // The core a new piece of `thread` joins.
-  size_t place(long thread) const {
+  // The core a new piece of `thread` joins. `running`: the thread never stopped (its previous piece ended
+  // at this instant), so it stays on the core it ran on, as a thread that does not sleep is not placed
+  // again; only a pull moves it.
+  size_t place(long thread, bool running = false) const {
     auto last = last_core_.find(thread);
+    if (running && last != last_core_.end())
+      return last->second;
     if (busy_ < static_cast<int>(queues_.size())) // the fewest pieces are none: the last core if idle, else the lowest idle
       return last != last_core_.end() && queues_[last->second].empty() ? last->second : lowest_idle();
     size_t best = 0;
@@ -68,9 +72,16 @@ public:
 
   // `thread`'s piece ended on `core`: its next piece prefers that core.
   void remember(long thread, size_t core) { last_core_[thread] = core; }
+  // The core `thread`'s last piece ended on; cores() if none has.
+  size_t last_core(long thread) const {
+    auto last = last_core_.find(thread);
+    return last == last_core_.end() ? queues_.size() : last->second;
+  }
 
   // Whether some core queues two or more pieces (a dry core then has something to take).
   bool any_queued() const { return crowded_ > 0; }
+  // The lowest-numbered core with no piece; cores() when every core has one.
+  size_t idle_core() const { return busy_ < static_cast<int>(queues_.size()) ? lowest_idle() : queues_.size(); }
 
   // The (core, piece) that dry core `idle` takes now, of the pieces for which movable(piece) holds;
   // piece -1: none.

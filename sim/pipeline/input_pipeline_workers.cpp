@@ -144,16 +144,18 @@ void InputPipeline::start_worker(WorkerSlot& w, const Chunk& c) {
 
 void InputPipeline::read_chunk(const Chunk& c, const WorkerSlot& w) {
   const double start = begin_read(), bytes = read_bytes(c);
+  if (c.from_ram) // read() out of the page cache is the worker's own memcpy: it runs on its core meanwhile
+    w.cpu->keeps_core(w.thread);
   read_from(c, bytes, w.host);
   record_read(c, bytes, w.track, start);
 }
 
 void InputPipeline::cpu_work(int worker, double core_seconds, CpuScheduler::Completion then) {
   WorkerSlot& w = worker_slots_[static_cast<size_t>(worker)];
-  if (!(core_seconds > 0)) {
-    then();
-  } else if (w.cpu->serves_completions()) {
+  if (w.cpu->serves_completions()) { // no work: done at once, the core its read held given back
     w.cpu->submit(Seconds(core_seconds), w.thread, std::move(then));
+  } else if (!(core_seconds > 0)) {
+    then();
   } else { // fair: in the worker's actor (must_block)
     w.cpu->run(Seconds(core_seconds), w.thread);
     then();

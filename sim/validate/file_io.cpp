@@ -1,11 +1,14 @@
 #include "sim/validate/file_io.hpp"
 
+#include "sim/core/base/errors.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 
 namespace mlsim::validate {
@@ -70,6 +73,17 @@ uint64_t file_size(const std::string& path) {
   if (::stat(path.c_str(), &st) != 0)
     return 0;
   return static_cast<uint64_t>(st.st_size);
+}
+
+nlohmann::json read_json_file(const std::string& path, const std::string& expected) {
+  std::ifstream in(path);
+  if (!in)
+    throw InputError(path, "", "a readable file of " + expected, "no such file");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path, "", expected, std::string("invalid JSON: ") + e.what());
+  }
 }
 
 } // namespace mlsim::validate

@@ -8,6 +8,8 @@
 // measured).
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -20,5 +22,8 @@ void write_file(const std::string& path, const std::vector<uint8_t>& data);
 bool evict_page_cache(const std::string& path);
 // Size in bytes (0 if it does not exist).
 uint64_t file_size(const std::string& path);
+// The JSON document in `path`; InputError naming the file and `expected` ("JSON written by ...") when it
+// cannot be read or parsed.
+nlohmann::json read_json_file(const std::string& path, const std::string& expected);
 
 } // namespace mlsim::validate

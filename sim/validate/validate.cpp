@@ -49,6 +49,10 @@ std::vector<JobConfig> default_grid(bool quick, bool gpu) {
 
 RunLength default_length(bool quick) { return quick ? RunLength{3, 24} : RunLength{5, 120}; }
 
+RunLength client_length(const std::string& client, bool quick) {
+  return client == "pytorch" && quick ? RunLength{2, 10} : default_length(quick);
+}
+
 JobInputs inputs_for_set(const std::string& set, const std::string& cache_dir, bool quick) {
   CalibSetOptions o{quick, cache_dir};
   JobInputs in;
@@ -84,6 +88,7 @@ ValidationReport run_validation(const ValidateOptions& opt, const Predictor& pre
   r.cpu_model = cpu_model_name();
   r.gpu = opt.use_gpu;
   r.robust = opt.robust;
+  r.length = opt.length;
   std::vector<JobConfig> grid = opt.grid.empty() ? default_grid(opt.quick, opt.use_gpu) : opt.grid;
   if (!grid.empty())
     r.client = grid.front().client;
@@ -134,7 +139,6 @@ ValidationReport run_validation(const ValidateOptions& opt, const Predictor& pre
     row.measured = measured[i].median;
     if (row.cfg.client == "pytorch" && row.measured.consumer_compute_s > 0) // the sleep as it was (it overshoots)
       row.cfg.step_s = row.measured.consumer_compute_s;
-    row.predicted_quiet = predict(row.cfg, row.inputs); // no other tenants (at the run's core speed)
     row.inputs.host_speed = row.robust.stage_reference_s > 0
                                 ? speed_vs_calibration(opt.calibration_decode_reference_s, row.robust.stage_reference_s)
                                 : speed_vs_calibration(opt.calibration_reference_s, row.robust.reference_s);
@@ -144,11 +148,25 @@ ValidationReport run_validation(const ValidateOptions& opt, const Predictor& pre
           speed_vs_calibration(opt.calibration_gemm_reference_s, row.robust.consumer_reference_s);
     row.inputs.background_cores = row.measured.other_cpu_cores;
     row.inputs.group_scheduling = autogroup_scheduling();
-    row.predicted = predict(row.cfg, row.inputs);
-    row.throughput_error = (row.predicted.throughput - row.measured.throughput) / row.measured.throughput;
-    row.stall_error = row.predicted.stall - row.measured.stall;
+    predict_measured(row, predict);
     r.rows.push_back(row);
   }
+  summarise_rows(r);
+  return r;
+}
+
+void predict_measured(ConfigResult& row, const Predictor& predict) {
+  JobInputs quiet = row.inputs; // no other tenants, the cores as calibrated
+  quiet.background_cores = 0.0;
+  quiet.host_speed = 1.0;
+  quiet.consumer_speed = 0.0;
+  row.predicted_quiet = predict(row.cfg, quiet);
+  row.predicted = predict(row.cfg, row.inputs);
+  row.throughput_error = (row.predicted.throughput - row.measured.throughput) / row.measured.throughput;
+  row.stall_error = row.predicted.stall - row.measured.stall;
+}
+
+void summarise_rows(ValidationReport& r) {
   std::vector<double> te, se;
   for (const auto& row : r.rows)
     if (row.robust.rejected < row.robust.runs) { // a configuration whose every run drifted is not summarised
@@ -157,7 +175,6 @@ ValidationReport run_validation(const ValidateOptions& opt, const Predictor& pre
     }
   r.throughput = summarise(te);
   r.stall = summarise(se);
-  return r;
 }
 
 namespace {
@@ -219,6 +236,7 @@ nlohmann::json report_to_json(const ValidationReport& r) {
   j["client"] = r.client;
   j["repeats"] = r.robust.repeats;
   j["drift_threshold"] = r.robust.drift_threshold;
+  j["run_length"] = {{"warmup", r.length.warmup}, {"measured", r.length.measured}};
   j["configs"] = nlohmann::json::array();
   for (const auto& row : r.rows) {
     nlohmann::json c;
@@ -226,7 +244,8 @@ nlohmann::json report_to_json(const ValidationReport& r) {
                    {"consumer", row.cfg.consumer},             {"consumer_layers", row.cfg.consumer_layers},
                    {"gemm_n", row.cfg.gemm_n},                 {"image_set", row.cfg.image_set},
                    {"batch_size", row.cfg.batch_size},         {"image_bytes", row.inputs.mean_bytes},
-                   {"image_pixels", row.inputs.mean_pixels},   {"gpu", row.cfg.gpu}};
+                   {"image_pixels", row.inputs.mean_pixels},   {"image_files", row.inputs.files.size()},
+                   {"gpu", row.cfg.gpu}};
     if (row.cfg.client == "pytorch") {
       c["config"]["step_s"] = row.cfg.step_s;
       c["config"]["step_ratio"] = row.cfg.step_ratio;
@@ -262,6 +281,7 @@ nlohmann::json report_to_json(const ValidationReport& r) {
     c["measured"]["speed_vs_session_start"] = row.robust.speed;
     c["measured"]["speed_vs_calibration"] = row.inputs.host_speed;
     c["measured"]["spin_speed_vs_calibration"] = row.spin_speed;
+    c["measured"]["group_scheduling"] = row.inputs.group_scheduling;
     if (row.inputs.consumer_speed > 0)
       c["measured"]["consumer_speed_vs_calibration"] = row.inputs.consumer_speed;
     c["throughput_error"] = row.throughput_error;

@@ -46,6 +46,7 @@ struct ValidationReport {
   bool gpu = false;
   std::string client = "mlsim";
   RobustOptions robust;
+  RunLength length{};         // the steps each configuration ran (and is simulated for)
   std::vector<ConfigResult> rows;
   ErrorSummary throughput, stall;
 };
@@ -77,6 +78,9 @@ struct ValidateOptions {
 
 std::vector<JobConfig> default_grid(bool quick, bool gpu);
 RunLength default_length(bool quick);
+// The steps a client's configurations run: the torch client's quick run is shorter (its steps are the
+// emulated accelerator's sleeps, up to ~0.5 s).
+RunLength client_length(const std::string& client, bool quick);
 
 // The loader inputs of a calibration set (built if needed).
 JobInputs inputs_for_set(const std::string& set, const std::string& cache_dir, bool quick);
@@ -85,8 +89,21 @@ JobInputs inputs_for_set(const std::string& set, const std::string& cache_dir, b
 ValidationReport run_validation(const ValidateOptions& opt, const Predictor& predict, const std::string& predictor_name,
                                 std::ostream& log);
 
+// Predicts a measured row at the machine's state during its runs (row.inputs: the cores' speeds, the other
+// tenants' load) and as calibrated on an idle machine (predicted_quiet), and sets its errors.
+void predict_measured(ConfigResult& row, const Predictor& predict);
+// The report's error summaries over its rows (a row whose every run drifted is left out).
+void summarise_rows(ValidationReport& r);
+
 ErrorSummary summarise(const std::vector<double>& signed_errors);
 void print_report(const ValidationReport& r, std::ostream& out);
 nlohmann::json report_to_json(const ValidationReport& r);
+
+// `mlsim validate --repredict FILE`: the measured rows of an earlier report (report_to_json's output), each
+// predicted again by `predict` at the same machine state (speeds, other tenants' load). Measures nothing:
+// how the current model and profile compare with measurements already made. InputError (file, key, what
+// was expected) on a file that is not such a report.
+ValidationReport read_validation_json(const std::string& path);
+void repredict(ValidationReport& r, const Predictor& predict, const std::string& predictor_name);
 
 } // namespace mlsim::validate

@@ -46,6 +46,30 @@ struct TempFile {
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
 };
+
+// `validate --repredict`: the report's rows predicted again from `profile_file` (the same one, or a newer
+// calibration of the same host); measures nothing, so it runs anywhere the profile and report are.
+void repredict_report(const std::string& report_file, const std::string& profile_file, const std::string& json,
+                      const std::string& keep_scenarios) {
+  if (profile_file.empty())
+    throw InputError("--repredict " + report_file, "--profile", "the calibrated profile to predict from",
+                     "none given");
+  validate::ValidationReport r = validate::read_validation_json(report_file); // InputError -> exit 2
+  const validate::Profile profile = validate::read_profile(profile_file);
+  if (r.client == "pytorch" && !profile.framework_costs)
+    throw InputError("--profile " + profile_file, "framework_costs.pytorch",
+                     "a profile made by `mlsim calibrate --client pytorch` (the report is the pytorch client's)",
+                     "a profile without it");
+  const std::string profile_path = std::filesystem::absolute(profile_file).string();
+  fmt::print("validate --repredict: {} configurations of {} ({} client), predictor: {}\n", r.rows.size(), report_file,
+             r.client, validate::kSimulatorLabel);
+  validate::repredict(r, validate::mlsim_simulator_predictor(profile, profile_path, r.length, keep_scenarios),
+                      validate::kSimulatorLabel);
+  r.profile_source = profile_file;
+  validate::print_report(r, std::cout);
+  if (!json.empty())
+    write_file_atomically(json, validate::report_to_json(r).dump(2) + "\n");
+}
 } // namespace
 
 void add_calibrate_command(CLI::App& app, CommandStatus& status) {
@@ -134,7 +158,7 @@ void add_calibrate_command(CLI::App& app, CommandStatus& status) {
 
 void add_validate_command(CLI::App& app, CommandStatus& status) {
   struct Args {
-    std::string profile, json, cache_dir, gpu = "auto", keep_scenarios, client = "mlsim";
+    std::string profile, json, cache_dir, gpu = "auto", keep_scenarios, client = "mlsim", repredict;
     bool quick = false;
     int repeats = 0, max_repeats = 0;
     double drift_threshold = 0.10, spread_threshold = 0.10;
@@ -172,17 +196,25 @@ void add_validate_command(CLI::App& app, CommandStatus& status) {
   cmd->add_option("--drift-threshold", args->drift_threshold,
                   "reject a run whose reference spin loop changed speed by more than this fraction (default 0.10)")
       ->check(CLI::Range(0.0, 10.0));
+  cmd->add_option("--repredict", args->repredict,
+                  "measure nothing: predict again the configurations of an earlier `validate --json` report (at "
+                  "the machine state it measured: cores' speeds, other tenants' load) from --profile, and compare "
+                  "with its measurements")
+      ->check(CLI::ExistingFile);
   cmd->callback([args, &status] {
-    if (!client_available(args->client, "validate"))
-      return;
     if (!args->json.empty())
       check_output_path("--json", args->json); // before hours of measuring
+    if (!args->repredict.empty()) {
+      repredict_report(args->repredict, args->profile, args->json, args->keep_scenarios);
+      return;
+    }
+    if (!client_available(args->client, "validate"))
+      return;
     validate::ValidateOptions opt;
     opt.quick = args->quick;
     opt.cache_dir = args->cache_dir;
     const bool torch = args->client == "pytorch";
-    // the torch quick run: fewer steps (its steps are the emulated accelerator's sleeps, up to ~0.5 s)
-    opt.length = torch && args->quick ? validate::RunLength{2, 10} : validate::default_length(args->quick);
+    opt.length = validate::client_length(args->client, args->quick);
     opt.robust.repeats = args->repeats > 0 ? args->repeats : (args->quick ? 1 : 2);
     opt.robust.drift_threshold = args->drift_threshold;
     opt.robust.max_repeats = args->max_repeats > 0 ? args->max_repeats

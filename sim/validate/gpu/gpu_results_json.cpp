@@ -1,6 +1,7 @@
 #include "sim/validate/gpu/gpu_results_json.hpp"
 
 #include "sim/core/base/errors.hpp"
+#include "sim/validate/file_io.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -11,15 +12,7 @@
 namespace mlsim::validate {
 
 GpuBenchResult read_gpu_results_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
-    throw InputError(path, "", "a readable file of GPU measurements (mlsim-gpu-measure's output)", "no such file");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path, "", "JSON written by mlsim-gpu-measure", std::string("invalid JSON: ") + e.what());
-  }
+  const nlohmann::json j = read_json_file(path, "GPU measurements (JSON written by mlsim-gpu-measure)");
   // `where`: the dotted path of `obj` in the file ("gpu.", "gemm.3."), for the messages.
   auto need = [&](const nlohmann::json& obj, const char* key, const char* what,
                   const std::string& where = "") -> const nlohmann::json& {
