@@ -33,6 +33,53 @@ Saves saved_by(const Op& op) {
     return Saves::mask; // a one-byte keep mask per element
   return Saves::inputs; // batch/layer norm, max pooling, leaky ReLU, GELU, losses
 }
+
+// The last op that reads op p's output (p itself when none does).
+size_t last_consumer(const OpGraph& forward, size_t p) {
+  size_t last = p;
+  for (size_t c : forward.consumers(p))
+    last = std::max(last, c);
+  return last;
+}
+
+// The backward pass's working set beyond the saved tensors, from a sweep over the ops in backward order
+// (the reverse of the forward's). While op i's backward runs, the tensors saved for it and for the ops
+// before it are still alive (a saved tensor is freed with the backward of the first op that saved it),
+// and so are the gradients of op i's output and of every tensor whose consumers have begun their backward
+// while its producer has not (op i's inputs, a residual block's skip path). The peak of the two together,
+// less all the saved tensors, is the working set; the end of the forward (everything saved, no gradient
+// yet) is the floor. `saved_bytes[p]`: what tensor p adds when saved (0: not saved); `first_saver[p]`: the
+// first op that saves it.
+Bytes backward_working_set(const OpGraph& forward, const std::vector<double>& out_bytes,
+                           const std::vector<double>& saved_bytes, const std::vector<size_t>& first_saver) {
+  const size_t n = forward.ops.size();
+  std::vector<double> saved_from(n + 1, 0.0), grad_delta(n + 2, 0.0);
+  double all_saved = 0.0;
+  for (size_t p = 0; p < n; ++p) {
+    if (saved_bytes[p] > 0) {
+      saved_from[first_saver[p]] += saved_bytes[p];
+      all_saved += saved_bytes[p];
+    }
+    if (forward.ops[p].placement != OpPlacement::device)
+      continue;
+    const size_t last = last_consumer(forward, p);
+    if (last > p) { // its gradient lives from its last consumer's backward down to just after its producer's
+      grad_delta[p + 1] += out_bytes[p];
+      grad_delta[last + 1] -= out_bytes[p];
+    }
+  }
+  double saved = 0.0, grads = 0.0, peak = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    saved += saved_from[i]; // saved by op i or before: alive during op i's backward
+    grads += grad_delta[i];
+    if (forward.ops[i].placement != OpPlacement::device)
+      continue;
+    const double live = saved + grads + out_bytes[i]; // + the gradient of op i's own output
+    peak = std::max(peak, live);
+  }
+  return Bytes(std::max(0.0, peak - all_saved));
+}
+
 } // namespace
 
 MemoryFootprint memory_footprint(const OpGraph& forward, PrecisionPolicy policy, Optimizer optimizer,
@@ -42,40 +89,55 @@ MemoryFootprint memory_footprint(const OpGraph& forward, PrecisionPolicy policy,
   m.activations = input_batch;
   std::vector<Bytes> tensors{input_batch}; // each a block of its own, for the allocator
   std::vector<double> op_params;
-  std::set<size_t> saved; // ops whose output tensor stays alive for the backward pass, each once
-  Bytes largest{0.0};
-  for (size_t i = 0; i < forward.ops.size(); ++i) {
+  const size_t n = forward.ops.size();
+  std::vector<double> out_bytes(n, 0.0), saved_bytes(n, 0.0);
+  std::vector<size_t> first_saver(n, n);
+  auto save = [&](size_t tensor, size_t by) { first_saver[tensor] = std::min(first_saver[tensor], by); };
+  for (size_t i = 0; i < n; ++i) {
     const Op& op = forward.ops[i];
     if (op.placement != OpPlacement::device)
       continue;
     params += op.owned_parameters;
     if (op.owned_parameters > 0)
       op_params.push_back(op.owned_parameters);
-    Bytes out = element_size(op.out_dtype) * op.out_elements;
-    largest = max(largest, out);
+    out_bytes[i] = (element_size(op.out_dtype) * op.out_elements).value();
     switch (saved_by(op)) {
     case Saves::inputs:
       for (size_t p : forward.producers(i))
-        saved.insert(p);
+        save(p, i);
       break;
-    case Saves::output: saved.insert(i); break;
-    case Saves::mask:
-      m.activations += Bytes(op.out_elements);
-      tensors.push_back(Bytes(op.out_elements));
+    case Saves::output: save(i, i); break;
+    case Saves::mask: // a tensor of its own, freed with the op's backward
+      saved_bytes[i] += op.out_elements;
+      save(i, i);
       break;
     case Saves::nothing: break;
     }
-  }
-  for (size_t i : saved)
-    if (forward.ops[i].placement == OpPlacement::device) {
-      Bytes t = element_size(forward.ops[i].out_dtype) * forward.ops[i].out_elements;
-      m.activations += t;
-      tensors.push_back(t);
+    if (op.index_bytes > 0) { // where each maximum was (PyTorch's max pool: an int64 per output element)
+      saved_bytes[i] += op.index_bytes * op.out_elements;
+      save(i, i);
     }
-  // The backward pass holds, besides the saved tensors, the gradient flowing in and the one flowing out of
-  // the op it runs: at most twice the largest activation.
-  m.workspace = largest * 2.0;
-  tensors.insert(tensors.end(), 2, largest);
+  }
+  for (size_t p = 0; p < n; ++p) {
+    if (first_saver[p] == n || forward.ops[p].placement != OpPlacement::device)
+      continue;
+    const Op& by = forward.ops[first_saver[p]];
+    const bool own_output = first_saver[p] == p && (saved_by(by) == Saves::output);
+    const std::vector<size_t> readers = forward.consumers(p);
+    const bool read_by_later = std::any_of(readers.begin(), readers.end(), [&](size_t c) {
+      return forward.ops[c].placement == OpPlacement::device && saved_by(forward.ops[c]) == Saves::inputs;
+    });
+    if (own_output || read_by_later) // the tensor itself, once, whoever saves it
+      saved_bytes[p] += out_bytes[p];
+  }
+  for (size_t p = 0; p < n; ++p)
+    if (saved_bytes[p] > 0) {
+      m.activations += Bytes(saved_bytes[p]);
+      tensors.push_back(Bytes(saved_bytes[p]));
+    }
+  m.workspace = backward_working_set(forward, out_bytes, saved_bytes, first_saver);
+  if (m.workspace.value() > 0) // the gradients in flight, as one block
+    tensors.push_back(m.workspace);
   Bytes master = element_size(master_dtype(policy));
   const bool copies = keeps_16bit_weight_copies(policy);
   const double states = optimizer_state_tensors(optimizer);

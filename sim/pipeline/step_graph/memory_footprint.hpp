@@ -8,11 +8,19 @@
 //                 ReLU/sigmoid/tanh/softmax their output (so an in-place ReLU
 //                 after batch norm adds nothing beyond the tensor the next
 //                 conv keeps), norms/max-pool/leaky ReLU their input, dropout
-//                 a one-byte mask, add/concat/casts/average pooling nothing;
-//                 each in the dtype it was written (16-bit under mixed
-//                 precision where the op computes in 16-bit)
-//   workspace   = 2 x the largest activation: the gradient into and out of
-//                 the backward op that runs
+//                 a one-byte mask, add/concat/casts/average pooling nothing,
+//                 and a stack's max pool its argmax (`max_pool.index_bytes`
+//                 per output element: PyTorch's int64); each in the dtype it
+//                 was written (16-bit under mixed precision where the op
+//                 computes in 16-bit)
+//   workspace   = max over the ops i, in backward order, of
+//                   saved(<= i) + grad(out_i) + sum grad(t) for every tensor t
+//                   made before op i and read by op i or a later op
+//                 less all the saved tensors: while op i's backward runs, the
+//                 tensors saved by it and the ops before it are alive (each
+//                 is freed with the backward of the first op that saved it),
+//                 and so are the gradients of its output, of its inputs, and
+//                 of every skip path whose producer's backward has not run
 //   allocator   = what the caching allocator reserves for all these tensors
 //                 (one per op and part) beyond their sizes: blocks rounded to
 //                 512 B, segments of 2 MiB / 20 MiB, large tensors rounded to
@@ -20,7 +28,9 @@
 // P counts only parameters of device-placed ops. Ignores: the caching
 // allocator's reuse fragmentation (freed blocks of other sizes), cuDNN
 // algorithm workspaces, the CUDA context (a few hundred MB outside the
-// framework's accounting), activation recomputation.
+// framework's accounting), activation recomputation, gradients freed and
+// reused within one op's backward, the weight gradients' own timing (they are
+// counted whole, as the optimizer needs them).
 // Reference: PyTorch autograd "saved tensors" (torch.autograd.graph
 // saved_tensors_hooks docs); the derivatives in tools/autograd/derivatives.yaml.
 #pragma once

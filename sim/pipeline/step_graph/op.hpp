@@ -66,6 +66,8 @@ struct Op {
                                      // call: a batch norm is then its expansion's reduction, not cuDNN's kernel
   bool weight_gradient = false;      // a matmul/conv computing its weights' gradient (wgrad)
   bool argmax_pool = false;          // a max pool or its input gradient (not a gradient sum after it)
+  double index_bytes = 0.0;          // per output element, kept for its backward besides its input (the stack's
+                                     // max pool: PyTorch's int64 argmax, 8)
   double sm_cycles = 0.0;            // SM cycles its kernel's instructions need in all (an instruction-bound kernel,
                                      // stack max_pool): it takes at least sm_cycles / (SMs x boost clock)
   bool statistics_pass = false;      // a normalisation: reads its input once for statistics, once to normalise

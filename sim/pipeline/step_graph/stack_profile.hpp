@@ -80,6 +80,9 @@ struct StackProfile {
   // output element, the input gradient per input element. Empty: a plain memory-bound kernel.
   std::map<std::string, double> max_pool_forward_cycles;
   std::map<std::string, double> max_pool_backward_cycles;
+  // Bytes per output element the forward keeps for the backward besides its input (`max_pool.index_bytes`;
+  // max_pool2d_with_indices: the argmax as int64, 8). 0: the input alone (XLA's select-and-scatter).
+  double max_pool_index_bytes = 0.0;
 
   SixteenBitPath path_for(OpKind k) const {
     auto it = sixteen_bit.find(k);

@@ -101,6 +101,9 @@ StepGraph build_step_graph(const GraphModel& model, const AcceleratorSpec& acc, 
   if (model.layout == ActivationLayout::nchw)
     for (auto& op : forward.ops)
       op.nchw_activations = op.kind == OpKind::conv || op.channel_statistics; // their backward ops inherit it
+  for (Op& op : forward.ops) // the stack's max pool keeps its argmax for the backward
+    if (op.argmax_pool)
+      op.index_bytes = model.stack.max_pool_index_bytes;
   s.memory = memory_footprint(forward, model.precision, model.optimizer, input_batch, model.stack.allocator);
   check_fits(s.memory, acc.memory_size, batch, acc.name, model.where);
   s.training = fuse_ops(add_backward_and_optimizer(forward, model.optimizer, master_dtype(model.precision),

@@ -112,7 +112,8 @@ StackProfile parse_stack(const ConfigNode& user) {
   }
   s.loss_scale_sync = node.get_bool("loss_scale_sync", false);
   if (ConfigNode m = node.child("max_pool"); m.defined()) {
-    m.allow_only({"forward_cycles", "backward_cycles"});
+    m.allow_only({"forward_cycles", "backward_cycles", "index_bytes"});
+    s.max_pool_index_bytes = m.get_quantity<Bytes>("index_bytes", Bytes(0.0), false).value();
     auto per_layout = [](const ConfigNode& c, std::map<std::string, double>& out) {
       if (!c.defined())
         return;
