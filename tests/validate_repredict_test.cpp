@@ -111,6 +111,12 @@ TEST(ValidateRepredict, EachRowIsPredictedAtItsMeasuredStateAndAsCalibrated) {
   EXPECT_NEAR(r.throughput.median_abs_error, (e0 + e1) / 2, 1e-12);
   EXPECT_NEAR(r.throughput.max_abs_error, std::max(e0, e1), 1e-12);
   EXPECT_NEAR(r.stall.max_abs_error, 0.209, 1e-12);
+  // --speed calibrated: the other tenants' load still counts, the cores' measured speed does not.
+  repredict(r, predict, "test predictor", true);
+  EXPECT_DOUBLE_EQ(r.rows[0].predicted.throughput, 500.0 - 100.0 * 0.02);
+  EXPECT_NEAR(r.rows[0].throughput_error, (498.0 - 601.1) / 601.1, 1e-12);
+  EXPECT_DOUBLE_EQ(r.rows[0].inputs.host_speed, 1.13); // still reported
+  EXPECT_TRUE(report_to_json(r)["at_calibrated_speed"].get<bool>());
 }
 
 TEST(ValidateRepredict, AFileThatIsNoReportIsAnInputErrorNamingTheKey) {

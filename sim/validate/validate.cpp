@@ -89,6 +89,7 @@ ValidationReport run_validation(const ValidateOptions& opt, const Predictor& pre
   r.gpu = opt.use_gpu;
   r.robust = opt.robust;
   r.length = opt.length;
+  r.at_calibrated_speed = opt.at_calibrated_speed;
   std::vector<JobConfig> grid = opt.grid.empty() ? default_grid(opt.quick, opt.use_gpu) : opt.grid;
   if (!grid.empty())
     r.client = grid.front().client;
@@ -148,20 +149,21 @@ ValidationReport run_validation(const ValidateOptions& opt, const Predictor& pre
           speed_vs_calibration(opt.calibration_gemm_reference_s, row.robust.consumer_reference_s);
     row.inputs.background_cores = row.measured.other_cpu_cores;
     row.inputs.group_scheduling = autogroup_scheduling();
-    predict_measured(row, predict);
+    predict_measured(row, predict, opt.at_calibrated_speed);
     r.rows.push_back(row);
   }
   summarise_rows(r);
   return r;
 }
 
-void predict_measured(ConfigResult& row, const Predictor& predict) {
-  JobInputs quiet = row.inputs; // no other tenants, the cores as calibrated
+void predict_measured(ConfigResult& row, const Predictor& predict, bool at_calibrated_speed) {
+  JobInputs calibrated = row.inputs; // the cores as calibrated
+  calibrated.host_speed = 1.0;
+  calibrated.consumer_speed = 0.0;
+  JobInputs quiet = calibrated; // and no other tenants
   quiet.background_cores = 0.0;
-  quiet.host_speed = 1.0;
-  quiet.consumer_speed = 0.0;
   row.predicted_quiet = predict(row.cfg, quiet);
-  row.predicted = predict(row.cfg, row.inputs);
+  row.predicted = predict(row.cfg, at_calibrated_speed ? calibrated : row.inputs);
   row.throughput_error = (row.predicted.throughput - row.measured.throughput) / row.measured.throughput;
   row.stall_error = row.predicted.stall - row.measured.stall;
 }
@@ -188,7 +190,9 @@ std::string launch_range(const Prediction& p) {
 } // namespace
 
 void print_report(const ValidationReport& r, std::ostream& out) {
-  fmt::print(out, "\npredictions: {}\nprofile: {}\n", r.predictor, r.profile_source);
+  fmt::print(out, "\npredictions: {}{}\nprofile: {}\n", r.predictor,
+             r.at_calibrated_speed ? " (on cores as calibrated: the speed column is measured, not applied)" : "",
+             r.profile_source);
   fmt::print(out, "{:<24} {:>9} {:>9} {:>6} {:>7}  {:>7} {:>7} {:>5} {:>6}  {:>8} {:>8}  {:>5} {:>6} {:>9} {:>5}  {}\n",
              "configuration", "pred/s", "meas/s", "+-", "error", "stall_p", "stall_m", "+-", "diff", "step_p",
              "step_m", "busy", "drift", "speed", "runs", "bottleneck (predicted)");
@@ -237,6 +241,7 @@ nlohmann::json report_to_json(const ValidationReport& r) {
   j["repeats"] = r.robust.repeats;
   j["drift_threshold"] = r.robust.drift_threshold;
   j["run_length"] = {{"warmup", r.length.warmup}, {"measured", r.length.measured}};
+  j["at_calibrated_speed"] = r.at_calibrated_speed;
   j["configs"] = nlohmann::json::array();
   for (const auto& row : r.rows) {
     nlohmann::json c;

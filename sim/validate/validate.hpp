@@ -47,6 +47,7 @@ struct ValidationReport {
   std::string client = "mlsim";
   RobustOptions robust;
   RunLength length{};         // the steps each configuration ran (and is simulated for)
+  bool at_calibrated_speed = false; // predicted on cores as calibrated, not at the references' measured speed
   std::vector<ConfigResult> rows;
   ErrorSummary throughput, stall;
 };
@@ -72,6 +73,8 @@ struct ValidateOptions {
   // decode ran around its runs (JobInputs::host_speed), instead of the spin.
   double calibration_decode_reference_s = 0.0;
   std::string reference_decode_image;
+  // Predict on cores as calibrated (the references are still timed and reported, not applied).
+  bool at_calibrated_speed = false;
   // Measures one configuration once; empty: mlsim's own loader job (run_loader_job).
   std::function<Measured(const JobConfig&, const JobInputs&, const RunLength&)> run;
 };
@@ -90,8 +93,9 @@ ValidationReport run_validation(const ValidateOptions& opt, const Predictor& pre
                                 std::ostream& log);
 
 // Predicts a measured row at the machine's state during its runs (row.inputs: the cores' speeds, the other
-// tenants' load) and as calibrated on an idle machine (predicted_quiet), and sets its errors.
-void predict_measured(ConfigResult& row, const Predictor& predict);
+// tenants' load; `at_calibrated_speed`: the load only, the cores as calibrated) and as calibrated on an idle
+// machine (predicted_quiet), and sets its errors.
+void predict_measured(ConfigResult& row, const Predictor& predict, bool at_calibrated_speed = false);
 // The report's error summaries over its rows (a row whose every run drifted is left out).
 void summarise_rows(ValidationReport& r);
 
@@ -104,6 +108,7 @@ nlohmann::json report_to_json(const ValidationReport& r);
 // how the current model and profile compare with measurements already made. InputError (file, key, what
 // was expected) on a file that is not such a report.
 ValidationReport read_validation_json(const std::string& path);
-void repredict(ValidationReport& r, const Predictor& predict, const std::string& predictor_name);
+void repredict(ValidationReport& r, const Predictor& predict, const std::string& predictor_name,
+               bool at_calibrated_speed = false);
 
 } // namespace mlsim::validate

@@ -50,7 +50,7 @@ struct TempFile {
 // `validate --repredict`: the report's rows predicted again from `profile_file` (the same one, or a newer
 // calibration of the same host); measures nothing, so it runs anywhere the profile and report are.
 void repredict_report(const std::string& report_file, const std::string& profile_file, const std::string& json,
-                      const std::string& keep_scenarios) {
+                      const std::string& keep_scenarios, bool at_calibrated_speed) {
   if (profile_file.empty())
     throw InputError("--repredict " + report_file, "--profile", "the calibrated profile to predict from",
                      "none given");
@@ -64,7 +64,7 @@ void repredict_report(const std::string& report_file, const std::string& profile
   fmt::print("validate --repredict: {} configurations of {} ({} client), predictor: {}\n", r.rows.size(), report_file,
              r.client, validate::kSimulatorLabel);
   validate::repredict(r, validate::mlsim_simulator_predictor(profile, profile_path, r.length, keep_scenarios),
-                      validate::kSimulatorLabel);
+                      validate::kSimulatorLabel, at_calibrated_speed);
   r.profile_source = profile_file;
   validate::print_report(r, std::cout);
   if (!json.empty())
@@ -158,7 +158,7 @@ void add_calibrate_command(CLI::App& app, CommandStatus& status) {
 
 void add_validate_command(CLI::App& app, CommandStatus& status) {
   struct Args {
-    std::string profile, json, cache_dir, gpu = "auto", keep_scenarios, client = "mlsim", repredict;
+    std::string profile, json, cache_dir, gpu = "auto", keep_scenarios, client = "mlsim", repredict, speed = "measured";
     bool quick = false;
     int repeats = 0, max_repeats = 0;
     double drift_threshold = 0.10, spread_threshold = 0.10;
@@ -196,6 +196,10 @@ void add_validate_command(CLI::App& app, CommandStatus& status) {
   cmd->add_option("--drift-threshold", args->drift_threshold,
                   "reject a run whose reference spin loop changed speed by more than this fraction (default 0.10)")
       ->check(CLI::Range(0.0, 10.0));
+  cmd->add_option("--speed", args->speed,
+                  "measured: predict each configuration on cores as fast as the reference decode (and GEMM) ran "
+                  "around its runs (default); calibrated: on cores as calibrated (the references still reported)")
+      ->check(CLI::IsMember({"measured", "calibrated"}));
   cmd->add_option("--repredict", args->repredict,
                   "measure nothing: predict again the configurations of an earlier `validate --json` report (at "
                   "the machine state it measured: cores' speeds, other tenants' load) from --profile, and compare "
@@ -205,7 +209,7 @@ void add_validate_command(CLI::App& app, CommandStatus& status) {
     if (!args->json.empty())
       check_output_path("--json", args->json); // before hours of measuring
     if (!args->repredict.empty()) {
-      repredict_report(args->repredict, args->profile, args->json, args->keep_scenarios);
+      repredict_report(args->repredict, args->profile, args->json, args->keep_scenarios, args->speed == "calibrated");
       return;
     }
     if (!client_available(args->client, "validate"))
@@ -257,6 +261,7 @@ void add_validate_command(CLI::App& app, CommandStatus& status) {
     opt.calibration_decode_reference_s = torch && profile.framework_costs ? profile.framework_costs->reference_decode_s
                                                                           : profile.meta.reference_decode_s;
     opt.reference_decode_image = profile.meta.reference_decode_image;
+    opt.at_calibrated_speed = args->speed == "calibrated";
     std::unique_ptr<validate::ClientProcess> client;
     if (torch) {
       if (!profile.framework_costs)
