@@ -231,3 +231,14 @@ TEST(CpuScheduler, AThreadReadingFromThePageCacheKeepsItsCore) {
   EXPECT_NEAR(end[1][0], 3.1, 1e-9);
   EXPECT_NEAR(end[0][1], 3.15, 1e-9);
 }
+
+TEST(CpuScheduler, AThreadThatStopsAfterItsReadGivesTheCoreBack) {
+  // 1 core. B: 1 s from t = 0, a 0.2 s read out of the page cache (its core held), no work on what it read,
+  // then 1 s asleep and 1 s of work. C wakes at 1.1 with 1 s: it shares the core with B's read until 1.2
+  // (0.05 s done), then has it alone: it ends at 1.2 + 0.95 = 2.15. B's last piece starts at 2.2 on the
+  // idle core: 3.2. A hold never given back would leave C at half speed: 3.1.
+  CpuSpec c = cpu(1, CpuScheduling::per_core);
+  const auto end = run_scripts(c, {{0.0, {{1.0, 0.2, true}, {0.0, 1.0}, {1.0}}}, {1.1, {{1.0}}}});
+  EXPECT_NEAR(end[1][0], 2.15, 1e-9);
+  EXPECT_NEAR(end[0][2], 3.2, 1e-9);
+}

@@ -49,8 +49,10 @@ double CoreServer::core_rate(int busy) const { return spec_.core_speed * corunni
 void CoreServer::run(Seconds core_seconds) { run(core_seconds, sg4::this_actor::get_pid()); }
 
 void CoreServer::run(Seconds core_seconds, long thread) {
-  if (!(core_seconds.value() > 0))
+  if (!(core_seconds.value() > 0)) {
+    submit(core_seconds, thread, [] {}); // done at once (a core the thread held is given back)
     return;
+  }
   const sg4::SemaphorePtr done = sg4::Semaphore::create(0);
   submit(core_seconds, thread, [done] { done->release(); });
   done->acquire();
@@ -58,9 +60,9 @@ void CoreServer::run(Seconds core_seconds, long thread) {
 
 void CoreServer::submit(Seconds core_seconds, long thread, Completion done) {
   const double now = sg4::Engine::get_clock();
-  advance(now); // the queues as they are now (a pull may be due)
   if (!(core_seconds.value() > 0)) {
     if (holds_.count(thread) > 0) { // its hold leaves the core: the thread sleeps from here
+      advance(now);
       const size_t core = release_hold(thread);
       queues_.remember(thread, core);
       if (queues_.queue(core).empty())
@@ -70,6 +72,7 @@ void CoreServer::submit(Seconds core_seconds, long thread, Completion done) {
     done();
     return;
   }
+  advance(now); // the queues as they are now (a pull may be due)
   if (wakes_on_busy_cores(thread))
     arriving_.push_back({now + spec_.busy_wake_delay.value(), core_seconds.value(), thread, std::move(done)});
   else

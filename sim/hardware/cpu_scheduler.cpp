@@ -17,12 +17,12 @@ CpuScheduler::CpuScheduler(sg4::Host* pool, const CpuSpec& spec) : pool_(pool) {
 void CpuScheduler::run(Seconds core_seconds) { run(core_seconds, sg4::this_actor::get_pid()); }
 
 void CpuScheduler::run(Seconds core_seconds, long thread) {
-  if (!(core_seconds.value() > 0))
-    return;
-  if (cores_) {
+  if (cores_) { // no work: at once (a core the thread held is given back)
     cores_->run(core_seconds, thread);
     return;
   }
+  if (!(core_seconds.value() > 0))
+    return;
   // fair: one pool of cores, SimGrid's multi-core sharing (platform.cpp sets its co-running slowdown)
   sg4::ExecPtr exec = sg4::Exec::init();
   exec->set_flops_amount(core_seconds.value() * kWorkPerSecond);

@@ -1,8 +1,9 @@
 // The per-core policy of cpu_scheduler.hpp, apart from how the pieces' times are kept: which core a
 // new piece joins, which piece a dry core takes, how many cores are busy.
 //
-//   place:  an idle core (the thread's last one if idle), else the core with the fewest pieces (the
-//           thread's last core on a tie, else the lowest index).
+//   place:  a thread that kept running: its last core; else an idle core (the thread's last one if
+//           idle), else the core with the fewest pieces (the thread's last core on a tie, else the
+//           lowest index).
 //   pull:   a dry core takes the most recently queued piece that can still move from the busiest core
 //           that queues two or more (the lowest index on a tie).
 //   busy:   the cores with at least one piece; a piece whose work ended stays queued (and its core
