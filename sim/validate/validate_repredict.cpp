@@ -57,7 +57,10 @@ private:
   std::string path_;
 };
 
-ConfigResult read_row(const ReportFields& f, const nlohmann::json& c, const std::string& client, const std::string& at) {
+// `group_scheduling`: this machine's setting, for reports from before the field (a report is normally read
+// again where it was made).
+ConfigResult read_row(const ReportFields& f, const nlohmann::json& c, const std::string& client, const std::string& at,
+                      bool group_scheduling) {
   ConfigResult row;
   const auto& cfg = f.need(c, "config", "the configuration", at);
   const std::string cat = at + "config.";
@@ -114,8 +117,7 @@ ConfigResult read_row(const ReportFields& f, const nlohmann::json& c, const std:
   row.spin_speed = f.number_or(m, "spin_speed_vs_calibration", row.inputs.host_speed, mat);
   row.inputs.consumer_speed = f.number_or(m, "consumer_speed_vs_calibration", 0.0, mat);
   row.inputs.background_cores = row.measured.other_cpu_cores;
-  // Reports from before the field: this machine's setting (the report is normally re-read where it was made).
-  row.inputs.group_scheduling = f.flag_or(m, "group_scheduling", autogroup_scheduling(), mat);
+  row.inputs.group_scheduling = f.flag_or(m, "group_scheduling", group_scheduling, mat);
   if (!(row.inputs.host_speed > 0))
     throw InputError(f.path(), mat + "speed_vs_calibration", "a positive speed", m.at("speed_vs_calibration").dump());
   return row;
@@ -148,8 +150,9 @@ ValidationReport read_validation_json(const std::string& path) {
     r.length.warmup = f.count(j.at("run_length"), "warmup", "run_length.");
     r.length.measured = f.count(j.at("run_length"), "measured", "run_length.", 1);
   }
+  const bool here = autogroup_scheduling();
   for (size_t i = 0; i < configs.size(); ++i)
-    r.rows.push_back(read_row(f, configs[i], r.client, "configs." + std::to_string(i) + "."));
+    r.rows.push_back(read_row(f, configs[i], r.client, "configs." + std::to_string(i) + ".", here));
   return r;
 }
 

@@ -34,14 +34,6 @@ Saves saved_by(const Op& op) {
   return Saves::inputs; // batch/layer norm, max pooling, leaky ReLU, GELU, losses
 }
 
-// The last op that reads op p's output (p itself when none does).
-size_t last_consumer(const OpGraph& forward, size_t p) {
-  size_t last = p;
-  for (size_t c : forward.consumers(p))
-    last = std::max(last, c);
-  return last;
-}
-
 // The backward pass's working set beyond the saved tensors, from a sweep over the ops in backward order
 // (the reverse of the forward's). While op i's backward runs, the tensors saved for it and for the ops
 // before it are still alive (a saved tensor is freed with the backward of the first op that saved it),
@@ -49,9 +41,10 @@ size_t last_consumer(const OpGraph& forward, size_t p) {
 // while its producer has not (op i's inputs, a residual block's skip path). The peak of the two together,
 // less all the saved tensors, is the working set; the end of the forward (everything saved, no gradient
 // yet) is the floor. `saved_bytes[p]`: what tensor p adds when saved (0: not saved); `first_saver[p]`: the
-// first op that saves it.
+// first op that saves it; `last_reader[p]`: the last op that reads it (p when none does).
 Bytes backward_working_set(const OpGraph& forward, const std::vector<double>& out_bytes,
-                           const std::vector<double>& saved_bytes, const std::vector<size_t>& first_saver) {
+                           const std::vector<double>& saved_bytes, const std::vector<size_t>& first_saver,
+                           const std::vector<size_t>& last_reader) {
   const size_t n = forward.ops.size();
   std::vector<double> saved_from(n + 1, 0.0), grad_delta(n + 2, 0.0);
   double all_saved = 0.0;
@@ -62,7 +55,7 @@ Bytes backward_working_set(const OpGraph& forward, const std::vector<double>& ou
     }
     if (forward.ops[p].placement != OpPlacement::device)
       continue;
-    const size_t last = last_consumer(forward, p);
+    const size_t last = last_reader[p];
     if (last > p) { // its gradient lives from its last consumer's backward down to just after its producer's
       grad_delta[p + 1] += out_bytes[p];
       grad_delta[last + 1] -= out_bytes[p];
@@ -91,7 +84,12 @@ MemoryFootprint memory_footprint(const OpGraph& forward, PrecisionPolicy policy,
   std::vector<double> op_params;
   const size_t n = forward.ops.size();
   std::vector<double> out_bytes(n, 0.0), saved_bytes(n, 0.0);
-  std::vector<size_t> first_saver(n, n);
+  std::vector<size_t> first_saver(n, n), last_reader(n);
+  std::vector<std::vector<size_t>> readers(n); // one pass over the edges: each op's consumers
+  for (const OpEdge& e : forward.edges)
+    readers[e.from].push_back(e.to);
+  for (size_t p = 0; p < n; ++p)
+    last_reader[p] = readers[p].empty() ? p : std::max(p, *std::max_element(readers[p].begin(), readers[p].end()));
   auto save = [&](size_t tensor, size_t by) { first_saver[tensor] = std::min(first_saver[tensor], by); };
   for (size_t i = 0; i < n; ++i) {
     const Op& op = forward.ops[i];
@@ -123,8 +121,7 @@ MemoryFootprint memory_footprint(const OpGraph& forward, PrecisionPolicy policy,
       continue;
     const Op& by = forward.ops[first_saver[p]];
     const bool own_output = first_saver[p] == p && (saved_by(by) == Saves::output);
-    const std::vector<size_t> readers = forward.consumers(p);
-    const bool read_by_later = std::any_of(readers.begin(), readers.end(), [&](size_t c) {
+    const bool read_by_later = std::any_of(readers[p].begin(), readers[p].end(), [&](size_t c) {
       return forward.ops[c].placement == OpPlacement::device && saved_by(forward.ops[c]) == Saves::inputs;
     });
     if (own_output || read_by_later) // the tensor itself, once, whoever saves it
@@ -135,7 +132,7 @@ MemoryFootprint memory_footprint(const OpGraph& forward, PrecisionPolicy policy,
       m.activations += Bytes(saved_bytes[p]);
       tensors.push_back(Bytes(saved_bytes[p]));
     }
-  m.workspace = backward_working_set(forward, out_bytes, saved_bytes, first_saver);
+  m.workspace = backward_working_set(forward, out_bytes, saved_bytes, first_saver, last_reader);
   if (m.workspace.value() > 0) // the gradients in flight, as one block
     tensors.push_back(m.workspace);
   Bytes master = element_size(master_dtype(policy));
