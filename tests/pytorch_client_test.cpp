@@ -293,6 +293,17 @@ Profile torch_profile() {
   return p;
 }
 
+// Decode's fresh pages at 500x375 as two calibration processes met them: 0 and 100 a sample (mean 50),
+// 10 us a fault.
+void add_decode_launches(Profile& p) {
+  p.cpu.page_fault_s = 10e-6;
+  StageCost& d = p.cpu.stage_costs["torch_decode"];
+  d.page_fault_s = 10e-6;
+  d.fresh_pages.pixels = {187500.0};
+  d.fresh_pages.pages = {{50.0}};
+  d.fresh_pages.launches = {{{0.0}}, {{100.0}}};
+}
+
 // A torch configuration of batch 16 with `workers` and an emulated step of `step_s`, and its input: one
 // 100 kB, 500x375 image.
 JobConfig torch_job(int workers, double step_s) {
@@ -402,12 +413,7 @@ TEST(PytorchClient, EachLaunchsPageFaultsAreSimulatedAndTheirMeanPredicted) {
   // at 52 ms; the launches' mean interval is (45 + 60) / 2 = 52.5 ms and their mean throughput
   // (16/45 + 16/60) / 2 per ms: above 16/52.5, below the device's 16/45 (min is concave).
   Profile p = torch_profile();
-  p.cpu.page_fault_s = 10e-6;
-  StageCost& d = p.cpu.stage_costs["torch_decode"];
-  d.page_fault_s = 10e-6;
-  d.fresh_pages.pixels = {187500.0};
-  d.fresh_pages.pages = {{50.0}};
-  d.fresh_pages.launches = {{{0.0}}, {{100.0}}};
+  add_decode_launches(p);
   const std::string path = temp_path("torch-profile-launches.yaml");
   write_profile(p, path);
   ASSERT_EQ(launch_count(read_profile(path)), 2u); // written and read back
@@ -427,6 +433,63 @@ TEST(PytorchClient, EachLaunchsPageFaultsAreSimulatedAndTheirMeanPredicted) {
   EXPECT_TRUE(m.launch_throughputs.empty());
   EXPECT_NEAR(m.throughput, 16 / (0.052 + read), 0.5);
   std::filesystem::remove(path);
+}
+
+TEST(PytorchClient, LaunchDrawsAreTheMultisetsOfTheWorkersLaunches) {
+  // Each of W worker processes draws one of K launches alike: a multiset's weight is its orderings over K^W.
+  const auto none = launch_draws(0, 3);
+  ASSERT_EQ(none.size(), 1u);
+  EXPECT_TRUE(none[0].launches.empty());
+  EXPECT_DOUBLE_EQ(none[0].weight, 1.0);
+  const auto one = launch_draws(3, 1); // one process: each launch, a third each
+  ASSERT_EQ(one.size(), 3u);
+  for (size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(one[k].launches, std::vector<size_t>{k});
+    EXPECT_DOUBLE_EQ(one[k].weight, 1.0 / 3.0);
+  }
+  const auto two = launch_draws(3, 2); // {0,0} 1/9, {0,1} 2/9, {0,2} 2/9, {1,1} 1/9, {1,2} 2/9, {2,2} 1/9
+  ASSERT_EQ(two.size(), 6u);
+  const std::vector<std::vector<size_t>> pairs{{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(two[i].launches, pairs[i]);
+    EXPECT_NEAR(two[i].weight, pairs[i][0] == pairs[i][1] ? 1.0 / 9.0 : 2.0 / 9.0, 1e-15);
+  }
+  const auto three = launch_draws(3, 3); // C(5, 3) = 10 multisets; {0, 1, 2} is 3! = 6 of the 27 orderings
+  ASSERT_EQ(three.size(), 10u);
+  double total = 0;
+  for (const auto& d : three) {
+    total += d.weight;
+    if (d.launches == std::vector<size_t>{0, 1, 2})
+      EXPECT_NEAR(d.weight, 6.0 / 27.0, 1e-15);
+    if (d.launches == std::vector<size_t>{1, 1, 1})
+      EXPECT_NEAR(d.weight, 1.0 / 27.0, 1e-15);
+  }
+  EXPECT_NEAR(total, 1.0, 1e-12);
+}
+
+TEST(PytorchClient, TwoWorkersDrawTheirLaunchesApartAndTheSlowerSetsThePace) {
+  // Decode at 2.5 ms a sample (launch 0: no fresh pages) or 3.5 ms (launch 1: 100 pages x 10 us); batch 16,
+  // 4 ms of collate: 44 or 60 ms a batch. Two workers on 4 cores (the training process' 1 ms receive a batch
+  // on a core of its own), a 1 ms step: loader-bound. Each worker draws its
+  // launch: both 0 (1/4): a batch every 22 ms; both 1 (1/4): every 30 ms; one each (1/2): round robin goes
+  // at the slow worker's pace, 2 batches per 60 ms, every 30 ms (a shared queue would get 1/44 + 1/60 per ms,
+  // every 25.4 ms). The prediction is the draws' mean: (16/22 + 16/30 + 2 x 16/30) / 4 per ms.
+  Profile p = torch_profile();
+  p.cpu.cores = 4;
+  add_decode_launches(p);
+  const std::string path = temp_path("torch-profile-two-workers.yaml");
+  write_profile(p, path);
+  const JobConfig c = torch_job(2, 0.001);
+  const JobInputs in = mlsim::fixtures::one_500x375_image();
+  const Prediction r = mlsim_simulator_predictor(read_profile(path), path, {10, 200})(c, in);
+  std::filesystem::remove(path);
+  ASSERT_EQ(r.launch_throughputs.size(), 3u); // {0,0}, {0,1}, {1,1}
+  const double read = 16 * 1e5 / 10e9; // each worker's files over the RAM bus, in its batch
+  const double fast = 16 / ((0.044 + read) / 2), slow = 16 / ((0.060 + read) / 2);
+  EXPECT_NEAR(r.launch_throughputs[0], fast, 0.01 * fast);
+  EXPECT_NEAR(r.launch_throughputs[1], slow, 0.01 * slow);
+  EXPECT_NEAR(r.launch_throughputs[2], slow, 0.01 * slow);
+  EXPECT_NEAR(r.throughput, (fast + 3 * slow) / 4, 0.01 * slow);
 }
 
 TEST(PytorchClient, InLoopFaultsOfEachProcessBecomeItsLaunch) {

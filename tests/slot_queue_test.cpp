@@ -75,3 +75,31 @@ TEST(SlotQueue, AStartMayReleaseItsSlotAtOnce) {
   q.release(0); // 2 and 4 end at once, 5 keeps the slot
   EXPECT_EQ(order, (std::vector<int>{1, 2, 4, 5}));
 }
+
+TEST(SlotQueue, AnItemForOneSlotWaitsForItEvenWhileAnotherIsFree) {
+  // Round robin (PyTorch's DataLoader): item 1 is worker 1's; worker 0 stays free, and worker 1 serves
+  // its own queue (an item offered ahead to it first) before the shared one.
+  Log log;
+  SlotQueue<int> q([&log](int slot, int item) { log.started.emplace_back(slot, item); });
+  q.add_free(0);
+  q.add_free(1);
+  q.offer_to(1, 10);
+  q.offer_to(1, 11); // slot 1 busy: waits for it although slot 0 is free
+  q.offer(20);       // a shared item: slot 0 takes it
+  q.offer(21);       // none free: waits in the shared queue
+  q.offer_to(1, 19, /*ahead=*/true);
+  ASSERT_EQ(log.started.size(), 2u);
+  EXPECT_EQ(log.started[0], std::make_pair(1, 10));
+  EXPECT_EQ(log.started[1], std::make_pair(0, 20));
+  q.release(1); // its own queue first: 19 (ahead), then 11, then the shared 21
+  q.release(1);
+  q.release(1);
+  ASSERT_EQ(log.started.size(), 5u);
+  EXPECT_EQ(log.started[2], std::make_pair(1, 19));
+  EXPECT_EQ(log.started[3], std::make_pair(1, 11));
+  EXPECT_EQ(log.started[4], std::make_pair(1, 21));
+  q.release(0); // nothing left anywhere: both free, and an item for slot 0 starts at once
+  q.release(1);
+  q.offer_to(0, 30);
+  EXPECT_EQ(log.started.back(), std::make_pair(0, 30));
+}

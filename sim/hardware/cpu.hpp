@@ -62,11 +62,14 @@ template <> struct EnumNames<CpuScheduling> {
 // steps with the size and the batch, and moves between processes: on the 2-core development VM a worker
 // loading 1024x768 JPEGs faulted ~1,500 / ~340 / ~390 / 0 pages per sample at batch 4 / 8 / 16 / 32, and
 // 340-730 at batch 8 in three processes. The table is a central figure, not an exact one.
-// Launches: the same table as each calibration process measured it (`pages`: over all their points). A training
-// run is one launch: its workers fork from one process and share its draw of the counts, so a job's
-// speed moves from launch to launch (`cpu.launch: k` simulates launch k's counts; `mlsim validate`
-// predicts every launch and takes the mean, which is not the run at the mean counts where a job sits
-// near its balance point: throughput is min(device rate, loader rate), concave in the loader's cost).
+// Launches: the same table as each calibration process measured it (`pages`: over all their points). The
+// counts move from run to run and, as much, between the worker processes of one run (each forked worker's
+// allocator follows what it allocated and freed), so a job's speed moves from launch to launch
+// (`cpu.launch: k` simulates launch k's counts for every worker, `cpu.launch: [k0, k1, ...]` one per worker
+// process; `mlsim validate --client pytorch` predicts every multiset of launches for its workers and takes
+// the weighted mean, which is not the run at the mean counts where a job sits near its balance point:
+// throughput is min(device rate, loader rate), concave in the loader's cost, and a round-robin loader goes
+// at its slowest worker's pace).
 // Keyed by the source image (`pixels_of: source`): the table's pixels are the sample's stored image
 // (the dataset's width x height, decode's input), not the stage's own input. Why: after a crop every
 // stage sees 224x224, but whether its output buffer is faulted in afresh depends on what the worker
@@ -128,6 +131,12 @@ struct CpuSpec {
   // One minor page fault (a fresh page touched for the first time), the price of a stage cost's
   // fresh_pages (mlsim calibrate --client pytorch measures it). 0: not measured.
   Seconds page_fault{0.0};
+  // `launch: [k0, k1, ...]`: worker processes draw their page faults apart (each forked worker's C
+  // allocator moves its thresholds with what that worker freed: in a 2-worker DataLoader on the
+  // development VM, 263 vs 424 and 306 vs 598 fresh pages a 1024x768 sample in one run). Worker j of a
+  // loader (of each accelerator's loader, pytorch) gets launch k_(j mod n); the stage costs keep every
+  // launch's table. Empty: one table for every worker (`launch: k`, or the mean without the key).
+  std::vector<size_t> worker_launches;
   CpuScheduling scheduling = CpuScheduling::per_core; // `scheduler: per_core | fair`
   // per_core: how long after running dry a core takes queued work from a busier one (cpu_scheduler.hpp;
   // mlsim calibrate measures it). 0: at once.

@@ -6,13 +6,14 @@ namespace sg4 = simgrid::s4u;
 
 namespace mlsim {
 
-BatchQueue::BatchQueue(int depth)
-    : tokens_(sg4::Semaphore::create(static_cast<unsigned>(depth))), available_(sg4::Semaphore::create(0)) {}
+BatchQueue::BatchQueue(int depth, bool in_order)
+    : tokens_(sg4::Semaphore::create(static_cast<unsigned>(depth))), available_(sg4::Semaphore::create(0)),
+      in_order_(in_order) {}
 
 void BatchQueue::acquire_token() { tokens_->acquire(); }
 
 void BatchQueue::account(double now) {
-  stats_.occupancy_area += static_cast<double>(items_.size()) * (now - stats_.last_change);
+  stats_.occupancy_area += static_cast<double>(size()) * (now - stats_.last_change);
   stats_.last_change = now;
 }
 
@@ -20,16 +21,28 @@ void BatchQueue::push(Batch b) {
   double now = sg4::Engine::get_clock();
   account(now);
   b.pushed_at = now;
-  items_.push_back(b);
   stats_.arrivals++;
-  available_->release();
+  if (!in_order_) {
+    items_.push_back(b);
+    available_->release();
+    return;
+  }
+  early_.emplace(b.index, b);
+  for (auto it = early_.find(next_index_); it != early_.end(); it = early_.find(next_index_)) {
+    items_.push_back(it->second);
+    early_.erase(it);
+    ++next_index_;
+    available_->release();
+  }
 }
 
 QueueStats BatchQueue::stats_at(double now) const {
   QueueStats s = stats_;
-  s.occupancy_area += static_cast<double>(items_.size()) * (now - s.last_change);
+  s.occupancy_area += static_cast<double>(size()) * (now - s.last_change);
   s.last_change = now;
   for (const auto& b : items_)
+    s.total_wait += now - b.pushed_at;
+  for (const auto& [index, b] : early_)
     s.total_wait += now - b.pushed_at;
   return s;
 }

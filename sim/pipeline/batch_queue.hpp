@@ -6,11 +6,15 @@
 // produced ahead of the one being consumed; depth 0 means on demand (the
 // producer starts when the consumer asks: no overlap). Arrivals, waits and the
 // time-weighted occupancy are kept so Little's law (L = lambda W) can be checked.
+// In order (per-accelerator loaders: PyTorch's DataLoader yields batch i before i + 1, holding one that
+// came early, `_rcvd_idx` / `_task_info`; Keras' ordered enqueuer alike): a batch is poppable once every
+// earlier index has been pushed; until then it waits in the buffer, counted in its occupancy.
 #pragma once
 
 #include <simgrid/forward.h>
 
 #include <deque>
+#include <map>
 
 namespace mlsim {
 
@@ -33,7 +37,7 @@ struct QueueStats {
 
 class BatchQueue {
 public:
-  explicit BatchQueue(int depth);
+  explicit BatchQueue(int depth, bool in_order = false);
 
   void acquire_token(); // producer, before starting a batch
   void push(Batch b);   // producer
@@ -43,14 +47,17 @@ public:
   // The statistics over [0, now]: occupancy integrated up to `now`, and the batches still in the
   // buffer counted with their wait so far (so occupancy area == total wait, Little's law over the window).
   QueueStats stats_at(double now) const;
-  size_t size() const { return items_.size(); }
+  size_t size() const { return items_.size() + early_.size(); }
 
 private:
   void account(double now);
 
   simgrid::s4u::SemaphorePtr tokens_;
   simgrid::s4u::SemaphorePtr available_;
-  std::deque<Batch> items_;
+  std::deque<Batch> items_;        // poppable, in the order they will be popped
+  std::map<long, Batch> early_;    // in order: pushed before an earlier index, by index
+  bool in_order_ = false;
+  long next_index_ = 0;            // in order: the index that becomes poppable next
   QueueStats stats_;
 };
 

@@ -42,6 +42,15 @@ InputPipeline::InputPipeline(Setup setup)
       readers_ = st.parallelism > 0 ? st.parallelism : (p.whole_batch_workers ? 0 : workers_);
     }
   chunks_per_batch_ = p.whole_batch_workers ? 1 : p.chunks_per_batch > 0 ? p.chunks_per_batch : workers_;
+  round_robin_ = p.whole_batch_workers && p.assignment == WorkerAssignment::round_robin;
+  for (size_t k : s_.node->spec->cpu.worker_launches) { // each worker process's own page faults (cpu.hpp)
+    auto spec = std::make_unique<PipelineSpec>(p);
+    for (auto& st : spec->stages)
+      if (k < st.cost.fresh_pages.launches.size())
+        st.cost.fresh_pages = st.cost.fresh_pages.of_launch(k);
+    launch_flows_.push_back(std::make_unique<SampleFlow>(*spec, *job.dataset, s_.node->spec->cpu));
+    launch_pipelines_.push_back(std::move(spec));
+  }
   for (const auto& nd : s_.node->disks)
     if (nd.spec->name == job.dataset->disk)
       disk_ = nd.server.get();
@@ -79,6 +88,16 @@ void InputPipeline::start() {
   }
   start_workers();
   rec->add(pipeline_counters::workers(), workers_);
+}
+
+const SampleFlow& InputPipeline::flow_of(int worker) const {
+  if (launch_flows_.empty())
+    return flow_;
+  // Worker j of each accelerator's loader (pytorch), else of the node's pool.
+  const int per_loader = s_.job->pipeline->framework == Framework::pytorch
+                             ? std::max(1, workers_ / static_cast<int>(s_.queues.size()))
+                             : workers_;
+  return *launch_flows_[static_cast<size_t>(worker % per_loader) % launch_flows_.size()];
 }
 
 void InputPipeline::draw_batch(int gpu, long index, std::span<double> sizes) const {
@@ -157,6 +176,7 @@ void InputPipeline::dispatch() {
       groups.back().push_back(g);
   }
   const size_t per_gpu = static_cast<size_t>(s_.job->pipeline->batch_size);
+  const int loader_workers = std::max(1, workers_ / gpus); // round robin: each accelerator's loader's
   std::vector<double> sizes; // of the batch being dispatched
   long node_batch = 0;
   for (long index = 0; s_.batches_per_queue < 0 || index < s_.batches_per_queue; ++index) {
@@ -187,6 +207,8 @@ void InputPipeline::dispatch() {
         chunk.from_ram = ram;
         chunk.epoch = epoch;
         chunk.first_stage = hit ? flow_.after_cache() : 0;
+        if (round_robin_) // the loader's worker index mod its workers (DataLoader's cycle)
+          chunk.worker = group.front() * loader_workers + static_cast<int>(index % loader_workers);
         readers_ > 0 ? to_read(std::move(chunk)) : to_map(std::move(chunk));
       }
     }

@@ -31,13 +31,22 @@
 //               remote). A worker is a slot, not an actor: an item goes to
 //               the worker free the longest, which submits its CPU work to
 //               the node's cores; the work's end, run by the core server,
-//               records the chunk and takes the worker's next item. Steps
+//               records the chunk and takes the worker's next item.
+//               PyTorch hands its batches round robin instead: accelerator g's
+//               batch i goes to worker i mod W of its loader, which builds and
+//               collates it while later ones wait in that worker's own queue
+//               (DataLoader's `_worker_queue_idx_cycle`), and the trainer takes
+//               them in order (batch_queue.hpp). So one slow worker sets the
+//               pace: W batches per its batch time, the others idle meanwhile. Steps
 //               that wait on SimGrid activities (an epoch's start-up, a
 //               worker's own read from RAM or remote storage, sending a
 //               batch, CPU work under the fair policy) run in an actor per
 //               worker, started the first time the worker needs one.
 // Throughput of W workers on c cores of speed v with a per-sample cost x is
 // min(W, c) v / x; the chunk size changes only how work is split, not the rate.
+// Round robin with per-worker costs x_k (their own page faults, cpu.launch as a
+// list, cpu.hpp): W / max_k(x_k) while the cores are not the limit, where a
+// shared queue gets sum_k 1 / x_k.
 // Ignores: Python's GIL beyond what the framework preset implies, OS
 // scheduling noise, memory allocation.
 #pragma once
@@ -87,6 +96,7 @@ private:
     size_t end_stage = static_cast<size_t>(-1); // stages from here on are not run (shuffle-buffer fill)
     bool collate = false;        // a task: collate the completed batch and hand it over
     long epoch = 0;              // of the node's shard (worker start-up, framework_costs.hpp)
+    int worker = -1;             // the worker it is for (round robin), else -1: the first free one
   };
   struct Pending {
     std::vector<int> gpus; // accelerators that receive a share of this batch
@@ -172,8 +182,15 @@ private:
   bool read_from_ram(long node_batch) const;
   bool cache_hit(long node_batch) const;
 
+  const SampleFlow& flow_of(int worker) const; // its own page faults' costs (cpu.launch as a list)
+
   Setup s_;
   SampleFlow flow_;
+  // Per worker process, when each draws its own page faults (cpu.launch as a list): the pipeline with
+  // that launch's tables, and its flow. Empty: every worker uses flow_.
+  std::vector<std::unique_ptr<PipelineSpec>> launch_pipelines_;
+  std::vector<std::unique_ptr<SampleFlow>> launch_flows_; // by launch list position
+  bool round_robin_ = false; // pytorch: batch i of a loader to its worker i mod W
   int workers_ = 1;
   int readers_ = 0;
   int chunks_per_batch_ = 1;

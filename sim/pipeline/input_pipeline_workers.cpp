@@ -36,7 +36,12 @@ void InputPipeline::start_workers() {
   }
 }
 
-void InputPipeline::to_map(Chunk c) { map_queue_.offer(std::move(c)); }
+void InputPipeline::to_map(Chunk c) {
+  if (c.worker >= 0)
+    map_queue_.offer_to(c.worker, std::move(c));
+  else
+    map_queue_.offer(std::move(c));
+}
 
 void InputPipeline::worker_done(int worker) { map_queue_.release(worker); }
 
@@ -167,8 +172,9 @@ void InputPipeline::map_chunk(int worker, const Chunk& c) {
   WorkerSlot& w = worker_slots_[static_cast<size_t>(worker)];
   Mapping& m = w.mapping; // until its completion, below: a worker maps one chunk at a time
   m.cost.assign(stages, 0.0);
+  const SampleFlow& flow = flow_of(worker);
   for (size_t i = c.first_stage; i < std::min(stages, c.end_stage); ++i)
-    m.cost[i] = flow_.stage_cost(i, c.samples, c.stored_bytes);
+    m.cost[i] = flow.stage_cost(i, c.samples, c.stored_bytes);
   m.total = std::accumulate(m.cost.begin(), m.cost.end(), 0.0);
   m.samples = c.samples;
   m.out_bytes = flow_.final_bytes(c.samples, c.stored_bytes);
@@ -200,11 +206,14 @@ void InputPipeline::end_map(int worker) {
   pend.samples += m.samples;
   pend.bytes += m.out_bytes;
   pend.max_bytes = std::max(pend.max_bytes, m.max_bytes);
-  if (--pend.chunks_left == 0) { // any free worker collates: the task goes to the head of the queue
+  if (--pend.chunks_left == 0) { // any free worker collates (round robin: this one): the task goes first
     Chunk task;
     task.batch_id = m.batch_id;
     task.collate = true;
-    map_queue_.offer(std::move(task), /*ahead=*/true);
+    if (round_robin_)
+      map_queue_.offer_to(worker, std::move(task), /*ahead=*/true);
+    else
+      map_queue_.offer(std::move(task), /*ahead=*/true);
   }
   worker_done(worker);
 }

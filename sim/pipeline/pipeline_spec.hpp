@@ -20,6 +20,13 @@
 // `copy`: overlapped (default when pinned and prefetching: the next batch is
 // copied to the device on its own stream during the current step) or
 // serialized (the copy runs in the step, before its ops).
+// Whole-batch workers (pytorch, keras-generator): `worker_assignment:
+// round_robin` (pytorch's default: batch i to worker i mod W, DataLoader's
+// worker cycle) or `first_free` (the others': the worker free the longest, a
+// pool's shared task queue); `batch_order: in_order` (pytorch's and keras'
+// default: batch i is handed to the step before i + 1, one that came early
+// waits) or `as_ready` (a loader whose threads push whichever is done).
+// Element-parallel pipelines take neither key.
 #pragma once
 
 #include "sim/core/base/named_enum.hpp"
@@ -47,6 +54,18 @@ enum class CopyMode { overlapped, serialized };
 template <> struct EnumNames<CopyMode> {
   static constexpr std::array<std::pair<CopyMode, std::string_view>, 2> table{{
       {CopyMode::overlapped, "overlapped"}, {CopyMode::serialized, "serialized"}}};
+};
+
+// Whole-batch workers: which worker builds a batch, and the order the step gets them (see above).
+enum class WorkerAssignment { round_robin, first_free };
+template <> struct EnumNames<WorkerAssignment> {
+  static constexpr std::array<std::pair<WorkerAssignment, std::string_view>, 2> table{{
+      {WorkerAssignment::round_robin, "round_robin"}, {WorkerAssignment::first_free, "first_free"}}};
+};
+enum class BatchOrder { in_order, as_ready };
+template <> struct EnumNames<BatchOrder> {
+  static constexpr std::array<std::pair<BatchOrder, std::string_view>, 2> table{{
+      {BatchOrder::in_order, "in_order"}, {BatchOrder::as_ready, "as_ready"}}};
 };
 
 // Variable-size samples in a batch: as they are, or padded to the longest.
@@ -98,6 +117,8 @@ struct PipelineSpec {
   int prefetch = 2;            // batches produced ahead per accelerator (0: on demand, no overlap)
   int chunks_per_batch = 0;    // element-parallel: chunks per node batch (0: one per worker)
   bool whole_batch_workers = false; // pytorch: each worker builds whole batches
+  WorkerAssignment assignment = WorkerAssignment::first_free; // whole-batch workers (see above)
+  BatchOrder order = BatchOrder::as_ready;                     // whole-batch workers (see above)
   bool pinned = true;               // pinned host buffers for the host-to-device copy
   bool persistent_workers = true;   // false (pytorch's default): workers restart each epoch, see framework_costs.hpp
   // The host-to-device copy on its own stream, one batch ahead of the step (DALI; PyTorch with pin_memory and

@@ -2,12 +2,17 @@
 // would: an item that comes while slots are free goes to the one free the longest (as actors blocked
 // on a semaphore are served, in the order they blocked); else it waits, and a slot that becomes free
 // takes the first waiting item. No actor: `start(slot, item)` begins the work, and whoever ends it
-// calls release(). Ignores: everything about time.
+// calls release(). An item may also be offered to one slot (offer_to): it waits in that slot's own
+// queue until the slot is free, even while others are (PyTorch's DataLoader hands batch i to worker
+// i mod W, input_pipeline.hpp); a slot serves its own queue before the shared one.
+// Ignores: everything about time.
 #pragma once
 
+#include <algorithm>
 #include <deque>
 #include <functional>
 #include <utility>
+#include <vector>
 
 namespace mlsim {
 
@@ -16,7 +21,11 @@ public:
   using Start = std::function<void(int slot, Item item)>;
   explicit SlotQueue(Start start) : start_(std::move(start)) {}
 
-  void add_free(int slot) { free_.push_back(slot); }
+  void add_free(int slot) {
+    free_.push_back(slot);
+    if (static_cast<size_t>(slot) >= own_.size())
+      own_.resize(static_cast<size_t>(slot) + 1);
+  }
 
   // `item` goes to a free slot now, else waits (at the back, or ahead of every waiting item).
   void offer(Item item, bool ahead = false) {
@@ -29,8 +38,27 @@ public:
     start_(slot, std::move(item)); // may offer or release again: the queues are consistent by now
   }
 
-  // `slot` is done with its item: it takes the first waiting one, else becomes free.
+  // `item` goes to `slot` alone: now if it is free, else into its own queue (at the back, or ahead).
+  void offer_to(int slot, Item item, bool ahead = false) {
+    auto it = std::find(free_.begin(), free_.end(), slot);
+    if (it == free_.end()) {
+      auto& own = own_.at(static_cast<size_t>(slot));
+      ahead ? own.push_front(std::move(item)) : own.push_back(std::move(item));
+      return;
+    }
+    free_.erase(it);
+    start_(slot, std::move(item));
+  }
+
+  // `slot` is done with its item: it takes the first of its own queue, else the first waiting one,
+  // else becomes free.
   void release(int slot) {
+    if (auto& own = own_.at(static_cast<size_t>(slot)); !own.empty()) {
+      Item item = std::move(own.front());
+      own.pop_front();
+      start_(slot, std::move(item));
+      return;
+    }
     if (waiting_.empty()) {
       free_.push_back(slot);
       return;
@@ -44,6 +72,7 @@ private:
   Start start_;
   std::deque<int> free_;     // in the order they became free
   std::deque<Item> waiting_;
+  std::vector<std::deque<Item>> own_; // per slot: items offered to it alone
 };
 
 } // namespace mlsim

@@ -4,6 +4,7 @@
 #include "sim/core/run/report_json.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -218,6 +219,7 @@ std::string scenario_yaml(const JobConfig& cfg, const JobInputs& in, const Profi
       "  # {prefetch_why}\n"
       "  prefetch: {prefetch}\n"
       "{pinned}"
+      "{order}"
       "{framework_costs}"
       "  stages:\n"
       "{stages}"
@@ -236,6 +238,8 @@ std::string scenario_yaml(const JobConfig& cfg, const JobInputs& in, const Profi
                                                    cfg.prefetch_depth, cfg.loader_threads)),
       fmt::arg("prefetch", torch ? 2 * cfg.loader_threads : cfg.prefetch_depth + cfg.loader_threads),
       fmt::arg("pinned", torch ? "" : cfg.gpu ? "  pin_memory: false\n" : "  pin_memory: true\n"),
+      // mlsim's loader: each thread takes the next batch id and pushes it when done (loader_job.cpp)
+      fmt::arg("order", torch ? "" : "  worker_assignment: first_free\n  batch_order: as_ready\n"),
       fmt::arg("framework_costs", framework_costs_yaml(cfg, profile)),
       fmt::arg("stages", stages_yaml(cfg, profile)), fmt::arg("model", model_yaml(cfg)),
       fmt::arg("steps", length.warmup + length.measured), fmt::arg("warmup", length.warmup));
@@ -252,17 +256,22 @@ Predictor simulator_predictor(SimulateFn simulate, Profile profile, std::string 
       std::string name = scenario_label(cfg) + (in.background_cores > 0 ? "-busy" : "") + ".yaml";
       std::ofstream(std::filesystem::path(keep_dir) / name) << yaml;
     }
-    // Each calibration process's page faults in turn (cpu.launch, cpu.hpp): the prediction is their mean,
-    // as the measured figure is the median of runs in fresh processes.
+    // Each calibration process's page faults (cpu.launch, cpu.hpp): the prediction is the mean over the
+    // draws, as the measured figure is the median of runs in fresh processes.
     Prediction p;
     std::map<std::string, int> bottlenecks;
-    const size_t runs = std::max<size_t>(1, launches);
-    for (size_t k = 0; k < runs; ++k) {
-      const RunMetrics r = simulate(yaml, launches > 0 ? std::vector<std::string>{fmt::format("hardware.nodes.0.cpu.launch={}", k)}
-                                                       : std::vector<std::string>{});
-      p.throughput += r.throughput / runs;
-      p.stall += r.breakdown.input / runs;
-      p.step_time_s += r.step_mean / runs;
+    const int processes = cfg.client == "pytorch" ? cfg.loader_threads : 1;
+    const std::vector<LaunchDraw> draws = launch_draws(launches, processes);
+    for (const LaunchDraw& d : draws) {
+      std::vector<std::string> overrides;
+      if (!d.launches.empty())
+        overrides.push_back(d.launches.size() == 1
+                                ? fmt::format("hardware.nodes.0.cpu.launch={}", d.launches.front())
+                                : fmt::format("hardware.nodes.0.cpu.launch=[{}]", fmt::join(d.launches, ",")));
+      const RunMetrics r = simulate(yaml, overrides);
+      p.throughput += r.throughput * d.weight;
+      p.stall += r.breakdown.input * d.weight;
+      p.step_time_s += r.step_mean * d.weight;
       if (launches > 0)
         p.launch_throughputs.push_back(r.throughput);
       ++bottlenecks[r.bottleneck_kind + ":" + r.bottleneck_name];
@@ -272,6 +281,35 @@ Predictor simulator_predictor(SimulateFn simulate, Profile profile, std::string 
                    })->first; // the most launches' (the first name on a tie)
     return p;
   };
+}
+
+std::vector<LaunchDraw> launch_draws(size_t launches, int processes) {
+  if (launches == 0)
+    return {{{}, 1.0}};
+  const auto w = static_cast<size_t>(std::max(1, processes));
+  std::vector<LaunchDraw> out;
+  // Multisets of w launches out of `launches`, ascending: each the w! / prod(m_k!) orderings' share.
+  std::vector<size_t> pick(w, 0);
+  const double orderings = std::pow(static_cast<double>(launches), static_cast<double>(w));
+  for (;;) {
+    double ways = std::tgamma(static_cast<double>(w) + 1.0);
+    for (size_t i = 0; i < w;) {
+      size_t j = i;
+      while (j < w && pick[j] == pick[i])
+        ++j;
+      ways /= std::tgamma(static_cast<double>(j - i) + 1.0);
+      i = j;
+    }
+    out.push_back({pick, ways / orderings});
+    size_t i = w; // the next multiset: the last entry that can grow, and every entry after it set to it
+    while (i > 0 && pick[i - 1] + 1 == launches)
+      --i;
+    if (i == 0)
+      break;
+    const size_t v = pick[i - 1] + 1;
+    std::fill(pick.begin() + static_cast<long>(i) - 1, pick.end(), v);
+  }
+  return out;
 }
 
 size_t launch_count(const Profile& profile) {

@@ -99,6 +99,19 @@ using SimulateFn = std::function<RunMetrics(const std::string& yaml, const std::
 // The launches a profile's page-fault tables hold (cpu.hpp FreshPages::launches; 0: none).
 size_t launch_count(const Profile& profile);
 
+// One simulation of a configuration: its workers' launches (cpu.launch; empty: the profile's mean
+// tables) and its weight in the prediction's mean.
+struct LaunchDraw {
+  std::vector<size_t> launches; // one entry: every worker's; more: one per worker process
+  double weight = 1.0;
+};
+// The draws to average over: none without launches; with `processes` == 1 (a loader's threads share
+// one process's allocator) each launch, weight 1 / launches; with more (DataLoader worker processes,
+// each drawing apart, cpu.hpp) every multiset of `processes` launches, weighted by its orderings'
+// share of launches^processes (the workers are alike but for their launch, so an ordering does not
+// change the run). 3 launches: 3, 6, 10 draws for 1, 2, 3 processes.
+std::vector<LaunchDraw> launch_draws(size_t launches, int processes);
+
 // A Predictor that simulates each configuration's scenario, as long as the real run (same warm-up and
 // measured steps), and reads `throughput_samples_per_s`, `breakdown.input` and `step_time_s.mean`.
 // Where the profile has launches, once per launch (cpu.launch=k): the mean of the three figures, each

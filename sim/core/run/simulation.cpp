@@ -99,7 +99,9 @@ SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& opt
     // see the same contention as the others; tokens bound how far it runs ahead.
     ps.batches_per_queue = scenario.run.pipeline_stops_after_last_batch ? scenario.run.steps : -1;
     for (size_t k = 0; k < node.accelerators.size(); ++k) {
-      queues.push_back(std::make_unique<BatchQueue>(scenario.pipeline.prefetch));
+      // Per-accelerator loaders (pytorch, keras) yield their batches in order (batch_queue.hpp).
+      queues.push_back(std::make_unique<BatchQueue>(
+          scenario.pipeline.prefetch, scenario.pipeline.whole_batch_workers && scenario.pipeline.order == BatchOrder::in_order));
       ps.queues.push_back(queues.back().get());
       comms.push_back(std::make_unique<Communicator>(&group, rank));
       Trainer::Setup ts;

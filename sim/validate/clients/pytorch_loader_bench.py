@@ -257,7 +257,7 @@ def measure_in_loop(req):
     torch.manual_seed(1)
     chain = build_transforms(req.get("transforms"))
     groups = {}
-    for img in req["sweep"]:
+    for img in req.get("in_loop", req["sweep"]):
         groups.setdefault(img["width"] * img["height"], []).append(img)
     passes = req.get("in_loop_passes", 2)
     batches = req.get("in_loop_batches", [8, 32] if req.get("quick", False) else [4, 8, 16, 32])
@@ -270,7 +270,11 @@ def measure_in_loop(req):
             # Two batches of warm-up: the worker's first batches grow its heap (every live sample's buffers
             # faulted in once), later ones reuse what the collate freed, as a training run's steady state.
             warm = max(8, 2 * batch)
-            n = warm + batch * max(2, -(-passes * len(files) // batch))
+            # At least `in_loop_min_samples` timed (64; quick: 0): a worker's faults move from batch to batch
+            # (1024x768 at batch 16: 147-645 a sample, total with the collate), and two batches of 16 in one
+            # process met 16, 321 and 442 a sample where eight met 166-371.
+            least = -(-req.get("in_loop_min_samples", 0 if req.get("quick", False) else 64) // batch)
+            n = warm + batch * max(2, -(-passes * len(files) // batch), least)
             dl = DataLoader(InLoopDataset(files, n, chain), batch_size=batch, num_workers=1)
             seen = 0
             for _, records in dl:

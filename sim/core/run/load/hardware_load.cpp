@@ -122,6 +122,15 @@ CpuSpec parse_cpu(const ConfigNode& node) {
     if (launches == 0)
       l.fail("no launch here: no stage cost of this cpu has fresh_pages.launches (a calibration profile's)",
              l.quoted());
+    if (l.is_sequence()) { // one per worker process: the tables stay whole (input_pipeline.hpp)
+      const std::string expected = "a list of launches, each an integer 0 to " + std::to_string(launches - 1);
+      for (double k : number_list(l, 0.0, static_cast<double>(launches - 1), 1024, expected.c_str())) {
+        if (k != std::floor(k))
+          l.fail(expected, l.quoted());
+        c.worker_launches.push_back(static_cast<size_t>(k));
+      }
+      return c;
+    }
     const auto k = static_cast<size_t>(node.get_integer("launch", std::nullopt, 0, static_cast<long>(launches) - 1));
     for (auto& [name, cost] : c.stage_costs)
       if (k < cost.fresh_pages.launches.size())

@@ -114,7 +114,7 @@ StageSpec parse_stage(const ConfigNode& node, const CpuSpec& cpu) {
 PipelineSpec parse_pipeline(const ConfigNode& node, const CpuSpec& cpu) {
   node.allow_only({"framework", "batch_size", "workers", "prefetch", "prefetch_factor", "chunks_per_batch",
                    "pin_memory", "copy", "placement", "service", "stages", "batch", "device_stage",
-                   "framework_costs", "persistent_workers"});
+                   "framework_costs", "persistent_workers", "worker_assignment", "batch_order"});
   PipelineSpec p;
   p.framework = node.get_enum<Framework>("framework", Framework::custom);
   p.batch_size = node.get_integer("batch_size", std::nullopt, 1, 10000000); // samples per accelerator
@@ -137,6 +137,21 @@ PipelineSpec parse_pipeline(const ConfigNode& node, const CpuSpec& cpu) {
     p.prefetch = static_cast<int>(node.get_integer("prefetch", 2, 0, 100000));
     p.pinned = node.get_bool("pin_memory", true);
   }
+  if (p.whole_batch_workers) { // framework defaults (pipeline_spec.hpp)
+    const bool torch = p.framework == Framework::pytorch;
+    p.assignment = node.get_enum<WorkerAssignment>("worker_assignment",
+                                                   torch ? WorkerAssignment::round_robin : WorkerAssignment::first_free);
+    p.order = node.get_enum<BatchOrder>("batch_order", BatchOrder::in_order);
+  } else {
+    for (const char* key : {"worker_assignment", "batch_order"})
+      if (node.has(key))
+        node.child(key).fail("no such key for an element-parallel pipeline (framework pytorch or keras-generator)",
+                             node.child(key).quoted());
+  }
+  if (!cpu.worker_launches.empty() && !p.whole_batch_workers) // threads of one process share its allocator
+    (node.has("framework") ? node.child("framework") : node)
+        .fail("framework pytorch or keras-generator (worker processes) where cpu.launch is a list, one per worker",
+              node.has("framework") ? node.child("framework").quoted() : "framework custom (the default)");
   // A non-blocking copy needs page-locked memory (a pageable one is synchronous) and a batch to copy ahead.
   p.copy = node.get_enum<CopyMode>("copy", p.pinned && p.prefetch > 0 ? CopyMode::overlapped : CopyMode::serialized);
   if (p.copy == CopyMode::overlapped && !p.pinned)
