@@ -70,3 +70,15 @@ TEST(WorkerOrder, RejectsKeysAndListsThatDoNotApply) {
   EXPECT_THROW(fixtures::load(yaml, {"pipeline.framework=tf.data", "pipeline.worker_assignment=first_free"}),
                InputError);
 }
+
+TEST(WorkerOrder, RoundRobinOverANodesPoolServesEveryAccelerator) {
+  // keras-generator's workers are one pool for the node's accelerators: round robin cycles over the pool by
+  // the node's batch (4 accelerators, 2 workers: once an out-of-range worker index and an internal error).
+  std::string yaml = scenario();
+  yaml.replace(yaml.find("count: 1"), 8, "count: 4");
+  auto j = fixtures::run(yaml, {"pipeline.framework=keras-generator", "pipeline.worker_assignment=round_robin",
+                                "pipeline.prefetch=2", "hardware.nodes.0.cpu.launch=[0, 1]"});
+  // Two workers of 16 and 32 ms a batch take turns for the node: 2 batches per 32 ms, one step of the four
+  // accelerators takes 4 of them, 64 ms.
+  EXPECT_NEAR(j["step_time_s"]["mean"].get<double>(), 0.064, 0.03 * 0.064);
+}

@@ -43,6 +43,8 @@ InputPipeline::InputPipeline(Setup setup)
     }
   chunks_per_batch_ = p.whole_batch_workers ? 1 : p.chunks_per_batch > 0 ? p.chunks_per_batch : workers_;
   round_robin_ = p.whole_batch_workers && p.assignment == WorkerAssignment::round_robin;
+  loader_workers_ = p.framework == Framework::pytorch ? std::max(1, workers_ / static_cast<int>(s_.queues.size()))
+                                                      : workers_;
   for (size_t k : s_.node->spec->cpu.worker_launches) { // each worker process's own page faults (cpu.hpp)
     auto spec = std::make_unique<PipelineSpec>(p);
     for (auto& st : spec->stages)
@@ -93,11 +95,13 @@ void InputPipeline::start() {
 const SampleFlow& InputPipeline::flow_of(int worker) const {
   if (launch_flows_.empty())
     return flow_;
-  // Worker j of each accelerator's loader (pytorch), else of the node's pool.
-  const int per_loader = s_.job->pipeline->framework == Framework::pytorch
-                             ? std::max(1, workers_ / static_cast<int>(s_.queues.size()))
-                             : workers_;
-  return *launch_flows_[static_cast<size_t>(worker % per_loader) % launch_flows_.size()];
+  return *launch_flows_[static_cast<size_t>(worker % loader_workers_) % launch_flows_.size()];
+}
+
+int InputPipeline::round_robin_worker(int gpu, long index, long node_batch) const {
+  if (s_.job->pipeline->framework == Framework::pytorch) // each accelerator's loader cycles over its own
+    return gpu * loader_workers_ + static_cast<int>(index % loader_workers_);
+  return static_cast<int>(node_batch % workers_); // one pool for the node's accelerators: it cycles over all
 }
 
 void InputPipeline::draw_batch(int gpu, long index, std::span<double> sizes) const {
@@ -176,7 +180,6 @@ void InputPipeline::dispatch() {
       groups.back().push_back(g);
   }
   const size_t per_gpu = static_cast<size_t>(s_.job->pipeline->batch_size);
-  const int loader_workers = std::max(1, workers_ / gpus); // round robin: each accelerator's loader's
   std::vector<double> sizes; // of the batch being dispatched
   long node_batch = 0;
   for (long index = 0; s_.batches_per_queue < 0 || index < s_.batches_per_queue; ++index) {
@@ -197,6 +200,7 @@ void InputPipeline::dispatch() {
       bool hit = cache_hit(node_batch);
       bool ram = hit || read_from_ram(node_batch);
       const long epoch = static_cast<long>(static_cast<double>(node_batch) * p_batch / shard_samples_);
+      const int turn = round_robin_ ? round_robin_worker(group.front(), index, node_batch) : -1;
       node_batch += static_cast<long>(group.size());
       for (int c = 0; c < chunks; ++c) {
         Chunk chunk;
@@ -207,8 +211,7 @@ void InputPipeline::dispatch() {
         chunk.from_ram = ram;
         chunk.epoch = epoch;
         chunk.first_stage = hit ? flow_.after_cache() : 0;
-        if (round_robin_) // the loader's worker index mod its workers (DataLoader's cycle)
-          chunk.worker = group.front() * loader_workers + static_cast<int>(index % loader_workers);
+        chunk.worker = turn;
         readers_ > 0 ? to_read(std::move(chunk)) : to_map(std::move(chunk));
       }
     }

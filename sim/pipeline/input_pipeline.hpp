@@ -183,6 +183,8 @@ private:
   bool cache_hit(long node_batch) const;
 
   const SampleFlow& flow_of(int worker) const; // its own page faults' costs (cpu.launch as a list)
+  // Round robin: the worker of accelerator `gpu`'s batch `index`, the node's batch `node_batch`.
+  int round_robin_worker(int gpu, long index, long node_batch) const;
 
   Setup s_;
   SampleFlow flow_;
@@ -191,6 +193,7 @@ private:
   std::vector<std::unique_ptr<PipelineSpec>> launch_pipelines_;
   std::vector<std::unique_ptr<SampleFlow>> launch_flows_; // by launch list position
   bool round_robin_ = false; // pytorch: batch i of a loader to its worker i mod W
+  int loader_workers_ = 1;   // workers of one loader: each accelerator's (pytorch), else the node's pool
   int workers_ = 1;
   int readers_ = 0;
   int chunks_per_batch_ = 1;
