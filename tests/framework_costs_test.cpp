@@ -6,7 +6,9 @@
 //  - with pin_memory and an overlapped copy the pin-memory thread receives one
 //    batch ahead: R (< D) hides behind the step, step = D;
 //  - worker cost w per batch, input-bound with W workers building batches of
-//    cost B: a batch leaves every (B + w) / W: the step grows by (B + w) / B.
+//    cost B: a batch leaves every (B + w) / W: the step grows by (B + w) / B;
+//    the worker's fresh pages (k a byte of a batch of b bytes) at the cpu's
+//    page_fault f are such a cost, w = k b f.
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -96,6 +98,19 @@ TEST(FrameworkCosts, WorkerCostSlowsAnInputBoundLoaderByItsShare) {
   EXPECT_GT(part(j, "input"), part(base, "input") + 0.008 * 0.9);
 }
 
+TEST(FrameworkCosts, WorkerFreshPagesCostTheCpusPageFaultEach) {
+  // 0.1 pages a byte of a 32 kB batch = 3200 faults at 10 us: w = 32 ms, as worker_per_batch: 32 ms above.
+  auto base = fixtures::run(scenario(4.0, "10 ms", ""));
+  auto pages = fixtures::run(scenario(4.0, "10 ms", ", worker_fresh_pages_per_byte: 0.1"),
+                             {"hardware.nodes.0.cpu.page_fault=10 us"});
+  auto per_batch = fixtures::run(scenario(4.0, "10 ms", ", worker_per_batch: 32 ms"));
+  EXPECT_NEAR(step(pages) / step(base), (0.128 + 0.032) / 0.128, 0.03 * 1.25);
+  EXPECT_NEAR(step(pages), step(per_batch), 0.005 * step(per_batch));
+  // Unpriced (a cpu without page_fault, as the presets): the pages cost nothing.
+  auto unpriced = fixtures::run(scenario(4.0, "10 ms", ", worker_fresh_pages_per_byte: 0.1"));
+  EXPECT_NEAR(step(unpriced), step(base), 1e-9);
+}
+
 TEST(FrameworkCosts, DefaultsByFramework) {
   std::string yaml = fixtures::base_scenario(1, 0.01, 1.0);
   auto torch = fixtures::load(yaml, {"pipeline.framework=pytorch"}).pipeline.framework_costs;
@@ -103,6 +118,10 @@ TEST(FrameworkCosts, DefaultsByFramework) {
   EXPECT_GT(torch.receive_per_byte.value(), 0.0);
   EXPECT_GT(torch.worker_per_batch.value(), 0.0);
   EXPECT_EQ(tf.receive_per_byte.value() + tf.receive_per_batch.value() + tf.worker_per_batch.value(), 0.0);
+  // PyTorch's worker writes each batch into a fresh shared-memory tensor: one fault a 4 KiB page.
+  EXPECT_EQ(torch.worker_fresh_pages_per_byte, 1.0 / 4096);
+  EXPECT_EQ(tf.worker_fresh_pages_per_byte, 0.0);
+  EXPECT_THROW(fixtures::load(yaml, {"pipeline.framework_costs.worker_fresh_pages_per_byte=2"}), InputError);
   EXPECT_THROW(fixtures::load(yaml, {"pipeline.framework_costs.receive_per_batch=-1 ms"}), InputError);
   EXPECT_THROW(fixtures::load(yaml, {"pipeline.framework_costs.unknown=1 ms"}), InputError);
 }

@@ -85,6 +85,25 @@ TEST(PytorchClient, FitsRecoverSyntheticCosts) {
   EXPECT_LT(fl.r2, 1.0);
 }
 
+TEST(PytorchClient, WorkersFaultsArePricedApartFromTheirOtherCpu) {
+  // worker = 0.4 ms + 0.45 ns/B of CPU besides its faults, 5 + one a 4 KiB page a batch at 12 us each.
+  nlohmann::json points = nlohmann::json::array();
+  for (double bytes : {4e5, 1.6e6, 4.8e6, 1.9e7}) {
+    const double faults = 5 + bytes / 4096;
+    points.push_back({{"batch_bytes", bytes}, {"worker_s", 0.4e-3 + 0.45e-9 * bytes + faults * 12e-6},
+                      {"worker_faults", faults}});
+  }
+  FrameworkCostsProfile f;
+  fit_worker_costs(f, points, 12e-6);
+  EXPECT_NEAR(f.worker_fresh_pages_per_byte, 1.0 / 4096, 1e-12);
+  EXPECT_NEAR(f.worker_per_batch_s, 0.4e-3, 1e-9);
+  EXPECT_NEAR(f.worker_per_byte_s, 0.45e-9, 1e-15);
+  // No price (no page-fault measurement): the whole CPU is the fit, no pages counted.
+  fit_worker_costs(f, points, 0.0);
+  EXPECT_EQ(f.worker_fresh_pages_per_byte, 0.0);
+  EXPECT_NEAR(f.worker_per_byte_s, 0.45e-9 + 12e-6 / 4096, 1e-15);
+}
+
 TEST(PytorchClient, InLoopCostsReplaceOrScaleTheIsolatedFits) {
   // Isolated: decode 50 us + 5 ns/B + 4 ns/px, to_tensor 10 us + 3 ns/px. In the loop, decode costs 1.5x over
   // three sizes (fitted directly: its coefficients come out 1.5x), to_tensor 2x at its one input size (scaled).
@@ -339,6 +358,34 @@ TEST(PytorchClient, LoaderBoundConfigurationSimulatesToItsClosedForm) {
   EXPECT_NEAR(s.step_time_s, 0.044 / 0.8 + read, 1e-4);
 }
 
+TEST(PytorchClient, FreshPagesArePricedByTheFaultReferenceNotTheCoresSpeed) {
+  // The torch profile with 50 fresh pages a sample in decode and the worker's batch in fresh shared memory
+  // (one page a 4 KiB: 16 x 224 x 224 x 3 x 4 B = 2352 pages), 10 us a fault. One worker, loader-bound: a
+  // batch every 44 ms of CPU + (16 x 50 + 2352) x 10 us = 31.52 ms of faults.
+  Profile p = torch_profile();
+  p.cpu.page_fault_s = 10e-6;
+  StageCost& d = p.cpu.stage_costs["torch_decode"];
+  d.page_fault_s = 10e-6;
+  d.fresh_pages.pixels = {187500.0};
+  d.fresh_pages.pages = {{50.0}};
+  p.framework_costs->worker_fresh_pages_per_byte = 1.0 / 4096;
+  const std::string path = temp_path("torch-profile-faults.yaml");
+  write_profile(p, path);
+  const JobConfig c = torch_job(1, 0.010);
+  const JobInputs in = mlsim::fixtures::one_500x375_image();
+  const double read = 16 * 1e5 / 10e9, faults = (16 * 50 + 2352) * 10e-6;
+  const Prediction r = mlsim_simulator_predictor(p, path, {5, 20})(c, in);
+  EXPECT_NEAR(r.step_time_s, 0.044 + faults + read, 1e-4);
+  // Cores at 0.8 of their calibrated speed and a fault at half its speed (the reference page fault took 2x):
+  // the CPU work takes 44 / 0.8 ms, the faults twice as long.
+  JobInputs now = in;
+  now.host_speed = 0.8;
+  now.fault_speed = 0.5;
+  const Prediction s = mlsim_simulator_predictor(p, path, {5, 20})(c, now);
+  std::filesystem::remove(path);
+  EXPECT_NEAR(s.step_time_s, 0.044 / 0.8 + 2 * faults + read, 1e-4);
+}
+
 TEST(PytorchClient, DeviceBoundConfigurationPaysTheReceiveInsideNext) {
   // Three workers build a batch every (16 x 2.5 + 4) / 3 = 14.7 ms, well under a 60 ms step: the batch is
   // always ready. The real DataLoader (pin_memory=False) receives it in next() on the training loop, so each
@@ -369,6 +416,11 @@ TEST(PytorchClient, QuickEndToEndWhereTorchImports) {
   ASSERT_TRUE(p.framework_costs.has_value());
   EXPECT_GT(p.framework_costs->receive_per_batch_s + p.framework_costs->receive_per_byte_s, 0.0);
   EXPECT_GT(p.framework_costs->reference_spin_s, 0.0); // written and read back
+  EXPECT_GT(p.framework_costs->reference_page_fault_s, 0.0);
+  // The workers' collate writes each batch into fresh shared memory: about one fault a 4 KiB page (1/4096 a
+  // byte; the slope over the quick sizes, 64x64 and 224x224 at batch 8 and 32).
+  EXPECT_GT(p.framework_costs->worker_fresh_pages_per_byte, 0.5 / 4096);
+  EXPECT_LT(p.framework_costs->worker_fresh_pages_per_byte, 2.0 / 4096);
   EXPECT_GT(p.cpu.stage_costs.at("torch_decode").cost_s(1e5, 1.875e5), 0.0);
   // Two and three processes on one core were measured: each a share of one process's rate, timed after each
   // process's warm-up, with the faults a sample it met then.
@@ -400,6 +452,7 @@ TEST(PytorchClient, QuickEndToEndWhereTorchImports) {
     EXPECT_GT(row["measured"]["throughput"].get<double>(), 0.0);
     EXPECT_GT(row["predicted"]["throughput"].get<double>(), 0.0);
     EXPECT_GE(row["measured"].value("faults_per_sample", -1.0), 0.0); // the loader's processes' page faults were counted
+    EXPECT_GT(row["measured"].value("page_fault_speed_vs_calibration", 0.0), 0.0); // timed around each run
   }
   std::filesystem::remove(profile);
   std::filesystem::remove(json);

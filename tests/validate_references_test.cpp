@@ -1,6 +1,7 @@
 // The references a validation scales its predictions by (robust_measure.hpp, validate.cpp): the loader stages
 // follow a reference decode of one calibration JPEG, the host GEMM consumer a reference GEMM, each against the
-// profile's figure for it; the spin stays the drift check, and the stages' fallback where the image is missing.
+// profile's figure for it, the loader's fresh pages a reference page fault; the spin stays the drift check, and
+// the stages' fallback where the image is missing.
 #include "sim/core/base/errors.hpp"
 #include "sim/validate/calib_dataset.hpp"
 #include "sim/validate/image_ops.hpp"
@@ -38,6 +39,7 @@ ValidationReport validate_one(const std::string& image, std::ostream& log, Seen&
   vo.calibration_gemm_reference_s = 2e-3;
   vo.calibration_decode_reference_s = 3e-3;
   vo.reference_decode_image = image;
+  vo.calibration_fault_reference_s = 4e-6;
   auto predict = [&seen](const JobConfig&, const JobInputs& in) {
     seen.inputs.push_back(in);
     Prediction p;
@@ -68,6 +70,11 @@ TEST(ValidateReferences, StagesFollowTheDecodeTheConsumerTheGemmTheSpinIsTheFall
   EXPECT_DOUBLE_EQ(row.spin_speed, 1e-3 / row.robust.reference_s);
   EXPECT_DOUBLE_EQ(seen.inputs.back().host_speed, row.inputs.host_speed); // what the prediction was made with
   EXPECT_NE(log.str().find("stage reference"), std::string::npos) << log.str();
+  // The fresh pages follow the reference page fault, apart from the cores' speed.
+  ASSERT_GT(row.robust.fault_reference_s, 0.0);
+  EXPECT_DOUBLE_EQ(row.inputs.fault_speed, 4e-6 / row.robust.fault_reference_s);
+  EXPECT_DOUBLE_EQ(seen.inputs.back().fault_speed, row.inputs.fault_speed);
+  EXPECT_NE(log.str().find("page fault"), std::string::npos) << log.str();
 
   // The image not in the cache: the stages follow the spin, and the log says so.
   std::ostringstream log2;
@@ -86,6 +93,10 @@ TEST(ValidateReferences, TheDecodeReferenceTimesTheDecode) {
   const std::vector<unsigned char> jpeg = encode_jpeg(img, 90);
   EXPECT_GT(reference_decode_s(jpeg), 0.0);
   EXPECT_GT(reference_gemm_s(32), 0.0);
+  // A minor fault is a kernel entry, a zeroed page and a page-table update: more than a cached write, and
+  // far under a millisecond anywhere.
+  EXPECT_GT(reference_page_fault_s(), 1e-8);
+  EXPECT_LT(reference_page_fault_s(), 1e-3);
 }
 
 // A predictor that cannot simulate (a bad profile or preset) stops the validation before its first real run.

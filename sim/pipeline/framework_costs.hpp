@@ -12,9 +12,18 @@
 //              between processes, each wake-up a scheduler latency); ~1-4 ms
 //              per batch on a 2-core x86 VM with torch 1.13, nearly independent
 //              of the batch's size.
-//   worker   = worker_per_batch + worker_per_byte x batch bytes
+//   worker   = worker_per_batch + (worker_per_byte
+//              + worker_fresh_pages_per_byte x page_fault) x batch bytes
 //              in the worker that built the batch, after collation (PyTorch:
 //              default_collate into shared memory, pickling the handles).
+//              PyTorch's worker collates every batch into a shared-memory
+//              tensor of its own (`_new_shared`), mapped afresh: each 4 KiB
+//              page of it is a minor page fault the worker pays for, priced
+//              at the node's cpu.page_fault (0 unless a calibration measured
+//              it; ~11 us on a 2-core x86 VM, where these faults were ~90 % of
+//              the worker's per-byte cost, and a fraction of a us on bare
+//              metal). Default for pytorch: 1 / 4096 pages a byte; 0 for the
+//              others.
 //   pin      = pin_per_byte x batch bytes, with pin_memory: true, in the
 //              pin-memory thread: it receives the batch and copies it to
 //              page-locked memory, one batch ahead when the copy overlaps.
@@ -34,7 +43,8 @@
 // receive_latency and worker_startup default to 0 for every framework (`calibrate --client pytorch` measures it).
 // Ignores: the drain at the end of an epoch (the last batches are built before
 // the next epoch's workers start, as with persistent workers), the GIL between the pin-memory thread and the training loop, the
-// variance of each cost.
+// variance of each cost, the training process's own faults when it first reads a received batch's shared
+// pages (the calibration's receive does not touch the data; a real loop's copy to the device does).
 #pragma once
 
 #include "sim/core/base/named_enum.hpp"
@@ -60,9 +70,13 @@ struct FrameworkCosts {
   Seconds pin_per_byte{0.0};
   Seconds worker_startup{0.0};
   Seconds receive_latency{0.0};
+  double worker_fresh_pages_per_byte = 0.0;
+  Seconds page_fault{0.0}; // the node's cpu.page_fault: the price of each fresh page
 
   Seconds receive(double batch_bytes) const { return receive_per_batch + receive_per_byte * batch_bytes; }
-  Seconds worker(double batch_bytes) const { return worker_per_batch + worker_per_byte * batch_bytes; }
+  Seconds worker(double batch_bytes) const {
+    return worker_per_batch + (worker_per_byte + page_fault * worker_fresh_pages_per_byte) * batch_bytes;
+  }
   Seconds pin(double batch_bytes) const { return pin_per_byte * batch_bytes; }
 };
 

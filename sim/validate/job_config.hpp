@@ -53,6 +53,11 @@ struct JobInputs {
   // memory traffic, the vector units' clock), and the GEMM-bound configurations follow the GEMM.
   double consumer_speed = 0.0;
   double consumer_speed_or_host() const { return consumer_speed > 0 ? consumer_speed : host_speed; }
+  // How much cheaper a minor page fault was during the run than at calibration (the calibration's
+  // reference page fault over the run's, robust_measure.hpp reference_page_fault_s); 1: as calibrated.
+  // The profile's cpu.page_fault prices the loader's fresh pages (stage tables, the workers' batches)
+  // at the calibration's fault price over it, at whatever speed the cores run.
+  double fault_speed = 1.0;
 };
 
 } // namespace mlsim::validate

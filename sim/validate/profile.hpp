@@ -150,6 +150,7 @@ struct FrameworkCostsProfile {
   std::string framework = "pytorch";
   double receive_per_batch_s = 0.0, receive_per_byte_s = 0.0;
   double worker_per_batch_s = 0.0, worker_per_byte_s = 0.0;
+  double worker_fresh_pages_per_byte = 0.0; // the workers' minor faults a batch byte, priced at cpu.page_fault
   double pin_per_byte_s = 0.0;
   double worker_startup_s = 0.0;
   double receive_latency_s = 0.0;
@@ -159,6 +160,7 @@ struct FrameworkCostsProfile {
   std::string transforms;   // the transforms measured, "; "-separated
   double reference_spin_s = 0.0; // the reference spin around the client's measurements (0: not measured)
   double reference_decode_s = 0.0; // the reference decode (ProfileMeta::reference_decode_image) around them
+  double reference_page_fault_s = 0.0; // the reference page fault (reference_page_fault_s()) around them
 };
 
 struct ProfileMeta {

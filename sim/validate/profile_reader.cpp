@@ -118,6 +118,7 @@ Profile read_profile(const std::string& path) {
     f.receive_per_byte_s = get("receive_per_byte");
     f.worker_per_batch_s = get("worker_per_batch");
     f.worker_per_byte_s = get("worker_per_byte");
+    f.worker_fresh_pages_per_byte = fc.get_number("worker_fresh_pages_per_byte", 0.0, 0.0, 1.0);
     f.pin_per_byte_s = get("pin_per_byte");
     f.worker_startup_s = get("worker_startup");
     f.receive_latency_s = get("receive_latency");
@@ -137,6 +138,8 @@ Profile read_profile(const std::string& path) {
       ConfigNode fits = cal.child("framework_fits").child("pytorch");
       p.framework_costs->reference_spin_s = fits.get_quantity<Seconds>("reference_spin", Seconds(0.0), false).value();
       p.framework_costs->reference_decode_s = fits.get_quantity<Seconds>("reference_decode", Seconds(0.0), false).value();
+      p.framework_costs->reference_page_fault_s =
+          fits.get_quantity<Seconds>("reference_page_fault", Seconds(0.0), false).value();
     }
   }
   return p;

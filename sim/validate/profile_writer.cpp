@@ -118,6 +118,7 @@ void framework_costs(YAML::Emitter& y, const FrameworkCostsProfile& f) {
   y << YAML::Key << "receive_per_byte" << YAML::Value << seconds(f.receive_per_byte_s);
   y << YAML::Key << "worker_per_batch" << YAML::Value << seconds(f.worker_per_batch_s);
   y << YAML::Key << "worker_per_byte" << YAML::Value << seconds(f.worker_per_byte_s);
+  y << YAML::Key << "worker_fresh_pages_per_byte" << YAML::Value << f.worker_fresh_pages_per_byte;
   y << YAML::Key << "pin_per_byte" << YAML::Value << seconds(f.pin_per_byte_s);
   y << YAML::Key << "worker_startup" << YAML::Value << seconds(f.worker_startup_s);
   y << YAML::Key << "receive_latency" << YAML::Value << seconds(f.receive_latency_s);
@@ -146,6 +147,8 @@ void framework_fits(YAML::Emitter& y, const FrameworkCostsProfile& f) {
     y << YAML::Key << "reference_spin" << YAML::Value << seconds(f.reference_spin_s);
   if (f.reference_decode_s > 0)
     y << YAML::Key << "reference_decode" << YAML::Value << seconds(f.reference_decode_s);
+  if (f.reference_page_fault_s > 0)
+    y << YAML::Key << "reference_page_fault" << YAML::Value << seconds(f.reference_page_fault_s);
   y << YAML::EndMap << YAML::EndMap;
 }
 } // namespace

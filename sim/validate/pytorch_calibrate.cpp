@@ -246,16 +246,33 @@ std::vector<std::string> transforms_from_stages(const PipelineSpec& pipeline, st
   return out;
 }
 
+void fit_worker_costs(FrameworkCostsProfile& f, const nlohmann::json& points, double page_fault_s) {
+  // The workers' minor faults a batch (the shared-memory batch, one a page) against its bytes; their price is
+  // taken out of each point before the CPU fit, as the stages' in-loop faults are (fit_in_loop).
+  std::vector<std::vector<double>> x;
+  std::vector<double> faults, rest;
+  const bool counted = page_fault_s > 0 && !points.empty() &&
+                       std::all_of(points.begin(), points.end(), [](const auto& pt) { return pt.contains("worker_faults"); });
+  for (const auto& pt : points) {
+    const double n = counted ? pt.at("worker_faults").get<double>() : 0.0;
+    x.push_back({pt.at("batch_bytes").get<double>()});
+    faults.push_back(n);
+    rest.push_back(pt.at("worker_s").get<double>() - n * page_fault_s);
+  }
+  const CostFit worker = fit_costs(x, rest);
+  f.worker_per_batch_s = worker.fit.a;
+  f.worker_per_byte_s = worker.fit.b[0];
+  f.worker_fit = worker.quality;
+  f.worker_fresh_pages_per_byte = counted ? std::max(0.0, fit_costs(x, faults).fit.b[0]) : 0.0;
+}
+
 FrameworkCostsProfile fit_framework_costs(const nlohmann::json& raw) {
   FrameworkCostsProfile f;
   const CostFit receive = fit_per_batch(raw.at("loader"), {"receive_s", "other_threads_s"});
   f.receive_per_batch_s = receive.fit.a;
   f.receive_per_byte_s = receive.fit.b[0];
   f.receive_fit = receive.quality;
-  const CostFit worker = fit_per_batch(raw.at("loader"), {"worker_s"});
-  f.worker_per_batch_s = worker.fit.a;
-  f.worker_per_byte_s = worker.fit.b[0];
-  f.worker_fit = worker.quality;
+  fit_worker_costs(f, raw.at("loader"), 0.0);
   if (raw.contains("pin")) { // the pin thread's CPU: the whole process' other threads, less without pinning
     std::vector<std::vector<double>> x;
     std::vector<double> y;
@@ -332,22 +349,26 @@ void add_pytorch_calibration(Profile& p, const PytorchCalibrateOptions& opt, std
   const DecodeReference decode(images); // the stages' own reference (robust_measure.hpp)
   const double decode_before = decode.time_s();
   const double ref_before = reference_spin_s(); // the cores' speed while the client measures
+  const double fault_before = reference_page_fault_s(); // and the kernel's price of a fresh page
   ClientProcess client(client_python(), pytorch_client_script());
   const nlohmann::json raw = client.ask(req);
   const double ref_after = reference_spin_s();
+  const double fault_after = reference_page_fault_s();
   if (!raw.value("ok", false))
     throw std::runtime_error("the pytorch client failed: " + raw.value("reason", std::string("no reason given")));
   const auto& v = raw.at("versions");
   FrameworkCostsProfile f = fit_framework_costs(raw);
   f.reference_spin_s = 0.5 * (ref_before + ref_after);
+  f.reference_page_fault_s = 0.5 * (fault_before + fault_after);
   if (!decode.image.empty()) {
     f.reference_decode_s = 0.5 * (decode_before + decode.time_s());
     p.meta.reference_decode_image = decode.image;
   }
   f.versions = fmt::format("torch {}, torchvision {}, PIL {}, python {}", v.value("torch", "?"),
                            v.value("torchvision", "?"), v.value("pil", "?"), v.value("python", "?"));
-  fmt::print(log, "  pytorch client ({}; {:.1f} s; reference spin {:.3f} ms before, {:.3f} ms after):\n", f.versions,
-             now_s() - t0, 1e3 * ref_before, 1e3 * ref_after);
+  fmt::print(log, "  pytorch client ({}; {:.1f} s; reference spin {:.3f} ms before, {:.3f} ms after; reference page "
+                  "fault {:.2f} us before, {:.2f} us after):\n",
+             f.versions, now_s() - t0, 1e3 * ref_before, 1e3 * ref_after, 1e6 * fault_before, 1e6 * fault_after);
   fmt::print(log, "    {:<32} {:>10} {:>10} {:>10} {:>7} {:>8} {:>6}\n", "stage (core-s/sample)", "per_smpl",
              "per_B", "per_px", "R^2", "max|res|", "points");
   std::string names;
@@ -393,15 +414,20 @@ void add_pytorch_calibration(Profile& p, const PytorchCalibrateOptions& opt, std
                  c.per_pixel_s * 1e9, c.r2, c.points, pages.empty() ? "none" : pages + (t.by_source ? " (pages@source image px)" : " (pages@px)"));
     }
   }
+  fit_worker_costs(f, raw.at("loader"), p.cpu.page_fault_s); // its faults at the price just found
   fmt::print(log, "    receive in next(): {:.3g} us/batch + {:.3g} ns/B (R^2 {:.3f}, max|res| {:.1f} %, {} points)\n",
              f.receive_per_batch_s * 1e6, f.receive_per_byte_s * 1e9, f.receive_fit.r2,
              100 * f.receive_fit.max_rel_residual, f.receive_fit.points);
   fmt::print(log, "    receive latency:   {:.3g} ms/batch waiting inside next() with the batch ready (mean of {} points, "
                   "largest deviation {:.0f} %)\n",
              f.receive_latency_s * 1e3, f.latency_fit.points, 100 * f.latency_fit.max_rel_residual);
-  fmt::print(log, "    worker per batch:  {:.3g} us/batch + {:.3g} ns/B (R^2 {:.3f}, max|res| {:.1f} %, {} points)\n",
-             f.worker_per_batch_s * 1e6, f.worker_per_byte_s * 1e9, f.worker_fit.r2,
-             100 * f.worker_fit.max_rel_residual, f.worker_fit.points);
+  fmt::print(log, "    worker per batch:  {:.3g} us/batch + {:.3g} ns/B{} (R^2 {:.3f}, max|res| {:.1f} %, {} points)\n",
+             f.worker_per_batch_s * 1e6, f.worker_per_byte_s * 1e9,
+             f.worker_fresh_pages_per_byte > 0
+                 ? fmt::format(" + {:.3g} fresh pages/kB at {:.3g} us (= {:.3g} ns/B)", 1e3 * f.worker_fresh_pages_per_byte,
+                               1e6 * p.cpu.page_fault_s, 1e9 * f.worker_fresh_pages_per_byte * p.cpu.page_fault_s)
+                 : std::string(),
+             f.worker_fit.r2, 100 * f.worker_fit.max_rel_residual, f.worker_fit.points);
   if (f.pin_note.empty())
     fmt::print(log, "    pin memory:        {:.3g} ns/B\n", f.pin_per_byte_s * 1e9);
   else

@@ -94,8 +94,14 @@ std::vector<double> fit_shared_core(const nlohmann::json& shared_core);
 // " (minor faults a sample, timed after each process's warm-up: 1 680, 2 650, 3 700)" from the same points,
 // or "" where the client gave none.
 std::string shared_core_faults(const nlohmann::json& shared_core);
-// The client's loader, pin and start-up points -> the framework costs.
+// The client's loader, pin and start-up points -> the framework costs (the workers' faults unpriced:
+// fit_worker_costs prices them once cpu.page_fault is known).
 FrameworkCostsProfile fit_framework_costs(const nlohmann::json& raw);
+// The worker cost from the loader points: where each point counts the workers' minor faults a batch
+// (worker_faults) and `page_fault_s` > 0, worker_fresh_pages_per_byte is their slope against the batch's bytes
+// and each point's faults x page_fault_s are taken out before worker_per_batch/_per_byte are fitted to the
+// rest (what the faults' price does not explain); else the whole CPU is fitted and no pages are counted.
+void fit_worker_costs(FrameworkCostsProfile& f, const nlohmann::json& points, double page_fault_s);
 
 // The torchvision transforms a scenario's map stages stand for, by name: *tensor* or *convert* is
 // ToTensor(); *crop* RandomResizedCrop(its output size), *resize* Resize(its output

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <sched.h>
+#include <sys/mman.h>
 
 namespace mlsim::validate {
 
@@ -54,6 +55,29 @@ double on_each_core(const std::function<double()>& here) {
 } // namespace
 
 double reference_spin_s() { return on_each_core(spin_here_s); }
+
+double reference_page_fault_s() {
+  return on_each_core([] {
+    constexpr size_t kBytes = size_t(16) << 20, kPage = 4096, kPages = kBytes / kPage;
+    std::vector<double> per;
+    for (int rep = 0; rep < 5; ++rep) {
+      void* m = ::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (m == MAP_FAILED)
+        return 0.0;
+      auto* p = static_cast<volatile char*>(m);
+      const double t0 = thread_cpu_s();
+      for (size_t i = 0; i < kBytes; i += kPage)
+        p[i] = 1;
+      const double t1 = thread_cpu_s();
+      for (size_t i = 0; i < kBytes; i += kPage)
+        p[i] = 2;
+      const double t2 = thread_cpu_s();
+      ::munmap(m, kBytes);
+      per.push_back(std::max(0.0, (t1 - t0) - (t2 - t1)) / kPages);
+    }
+    return median(per);
+  });
+}
 
 double reference_decode_s(const std::vector<unsigned char>& jpeg) {
   return on_each_core([&jpeg] {
@@ -135,7 +159,8 @@ std::vector<RobustMeasured> measure_interleaved(size_t count, const RobustOption
                                                 const std::function<Measured(size_t)>& run,
                                                 const std::function<std::string(size_t)>& label, std::ostream& log) {
   std::vector<std::vector<Measured>> runs(count);
-  std::vector<std::vector<double>> before(count), after(count), consumer_refs(count), stage_refs(count);
+  std::vector<std::vector<double>> before(count), after(count), consumer_refs(count), stage_refs(count),
+      fault_refs(count);
   const double session_ref = reference_spin_s();
   const int repeats = std::max(1, opt.repeats);
   std::vector<size_t> all(count);
@@ -146,24 +171,26 @@ std::vector<RobustMeasured> measure_interleaved(size_t count, const RobustOption
     for (size_t j = 0; j < which.size(); ++j) {
       const size_t i = which[(j + static_cast<size_t>(r)) % which.size()];
       auto time = [](const std::function<double()>& ref) { return ref ? ref() : 0.0; };
-      const double cb = time(opt.consumer_reference), sb = time(opt.stage_reference);
+      const double cb = time(opt.consumer_reference), sb = time(opt.stage_reference), fb = time(opt.fault_reference);
       const double b = reference_spin_s();
       Measured m = run(i);
       const double a = reference_spin_s();
-      const double ca = time(opt.consumer_reference), sa = time(opt.stage_reference);
+      const double ca = time(opt.consumer_reference), sa = time(opt.stage_reference), fa = time(opt.fault_reference);
       consumer_refs[i].push_back(0.5 * (cb + ca));
       stage_refs[i].push_back(0.5 * (sb + sa));
+      fault_refs[i].push_back(0.5 * (fb + fa));
       runs[i].push_back(m);
       before[i].push_back(b);
       after[i].push_back(a);
       const double d = drift(b, a);
       fmt::print(log, "  [{}] {:<28} {:7.1f} samples/s, stall {:5.1f} %, step {:6.1f} ms, cpu: self {:.2f}, "
-                      "others {:.2f} cores,{}{}{} speed drift {:+.1f} %{}\n",
+                      "others {:.2f} cores,{}{}{}{} speed drift {:+.1f} %{}\n",
                  tag, label(i), m.throughput, 100 * m.stall, 1e3 * m.step_time_s, m.self_cpu_cores,
                  m.other_cpu_cores,
                  m.faults_per_sample >= 0 ? fmt::format(" {:.0f} page faults/sample,", m.faults_per_sample) : "",
                  opt.stage_reference ? fmt::format(" stage reference {:.3f} ms,", 1e3 * stage_refs[i].back()) : "",
                  opt.consumer_reference ? fmt::format(" consumer reference {:.3f} ms,", 1e3 * consumer_refs[i].back()) : "",
+                 opt.fault_reference ? fmt::format(" page fault {:.2f} us,", 1e6 * fault_refs[i].back()) : "",
                  100 * d,
                  std::fabs(d) > opt.drift_threshold ? fmt::format(" (rejected: over {:.0f} %)", 100 * opt.drift_threshold)
                                                     : "");
@@ -190,6 +217,8 @@ std::vector<RobustMeasured> measure_interleaved(size_t count, const RobustOption
       out.back().consumer_reference_s = median(consumer_refs[i]);
     if (opt.stage_reference && !stage_refs[i].empty())
       out.back().stage_reference_s = median(stage_refs[i]);
+    if (opt.fault_reference && !fault_refs[i].empty())
+      out.back().fault_reference_s = median(fault_refs[i]);
   }
   return out;
 }

@@ -38,6 +38,9 @@ struct RobustOptions {
   // References timed before and after each run beside the spin, each for one kind of work: the consumer's
   // (reference_gemm_s for the host GEMM consumer) and the loader stages' (reference_decode_s); empty: none.
   std::function<double()> consumer_reference, stage_reference;
+  // A third for the kernel's page faults (reference_page_fault_s): the loader's fresh pages (a PyTorch
+  // worker's shared-memory batches, its stages' new buffers) are priced by it, not by the cores' speed.
+  std::function<double()> fault_reference;
 };
 
 struct RobustMeasured {
@@ -51,6 +54,7 @@ struct RobustMeasured {
   double reference_s = 0.0;       // the reference spin's time, median over the runs (of before and after)
   double consumer_reference_s = 0.0; // the consumer's reference (RobustOptions::consumer_reference), likewise; 0: none
   double stage_reference_s = 0.0;    // the loader stages' reference (RobustOptions::stage_reference), likewise; 0: none
+  double fault_reference_s = 0.0;    // the page-fault reference (RobustOptions::fault_reference), likewise; 0: none
   std::vector<double> drifts;     // one per run, in run order
 };
 
@@ -68,6 +72,13 @@ constexpr int kReferenceGemmN = 256; // the consumer size of validate's grid (Jo
 // the development VM the spin once ran 21 % faster than at calibration for a whole validation while the
 // loader-bound configurations ran at the calibrated speed; a decode is SIMD and memory work, as the stages are.
 double reference_decode_s(const std::vector<unsigned char>& jpeg);
+// Seconds of thread CPU time for one minor page fault: each 4 KiB page of a fresh 16 MiB anonymous mapping
+// written once, less a second pass over the same pages (the loop's own cost), per page; median of 5, on each
+// allowed core in turn, their mean. Why a reference of its own: on the 2-core development VM a fault costs
+// ~10-14 us (the hypervisor's share of it varies with the host, not with the vCPU's speed): the price moved
+// 15 % between a calibration and a validation hours later while the reference decode stayed put, and a
+// PyTorch worker's faults are ~40 % of its CPU for 224x224 samples.
+double reference_page_fault_s();
 // The calibration set's reference JPEG (reference_decode_image), read once, and its decode timed on demand.
 struct DecodeReference {
   explicit DecodeReference(const std::vector<CalibImage>& set);

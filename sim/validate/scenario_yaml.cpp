@@ -40,6 +40,9 @@ std::string node_yaml(const JobConfig& cfg, const JobInputs& in, const Profile& 
   // consumer's own reference replaces where it was timed.
   if (double rate = host_gemm_rate(p, cfg.gemm_n); rate > 0)
     cpu += fmt::format(", core_flops: \"{:.6g} FLOP/s\"", rate * in.consumer_speed_or_host() / in.host_speed);
+  // The fresh pages' price as the faults ran (fault_speed), against cores whose speed divides it.
+  if (p.cpu.page_fault_s > 0 && in.fault_speed != 1.0)
+    cpu += fmt::format(", page_fault: \"{:.6g} us\"", 1e6 * p.cpu.page_fault_s * in.host_speed / in.fault_speed);
   cpu += "}";
   std::string extra;
   if (cfg.gpu && p.accelerator) {
@@ -98,7 +101,7 @@ std::string framework_costs_yaml(const JobConfig& cfg, const Profile& p) {
   if (cfg.client != "pytorch")
     return "  # mlsim's own C++ loader: none of a Python framework's receive/worker costs\n"
            "  framework_costs: {receive_per_batch: 0 s, receive_per_byte: 0 s, worker_per_batch: 0 s, "
-           "worker_per_byte: 0 s, pin_per_byte: 0 s, receive_latency: 0 s}\n";
+           "worker_per_byte: 0 s, worker_fresh_pages_per_byte: 0, pin_per_byte: 0 s, receive_latency: 0 s}\n";
   if (!p.framework_costs)
     throw std::runtime_error("the profile has no framework_costs.pytorch: run `mlsim calibrate --client pytorch`");
   const FrameworkCostsProfile& f = *p.framework_costs;
@@ -110,10 +113,10 @@ std::string framework_costs_yaml(const JobConfig& cfg, const Profile& p) {
                      "  copy: serialized\n"
                      "  persistent_workers: false\n"
                      "  framework_costs: {{receive_per_batch: \"{:.9g} s\", receive_per_byte: \"{:.9g} s\", "
-                     "worker_per_batch: \"{:.9g} s\", worker_per_byte: \"{:.9g} s\", pin_per_byte: 0 s, "
-                     "worker_startup: \"{:.9g} s\", receive_latency: \"{:.9g} s\"}}\n",
+                     "worker_per_batch: \"{:.9g} s\", worker_per_byte: \"{:.9g} s\", worker_fresh_pages_per_byte: {:.9g}, "
+                     "pin_per_byte: 0 s, worker_startup: \"{:.9g} s\", receive_latency: \"{:.9g} s\"}}\n",
                      f.receive_per_batch_s, f.receive_per_byte_s, f.worker_per_batch_s, f.worker_per_byte_s,
-                     f.worker_startup_s, f.receive_latency_s);
+                     f.worker_fresh_pages_per_byte, f.worker_startup_s, f.receive_latency_s);
 }
 
 std::string stages_yaml(const JobConfig& cfg, const Profile& p) {

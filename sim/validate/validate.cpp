@@ -126,6 +126,8 @@ ValidationReport run_validation(const ValidateOptions& opt, const Predictor& pre
                  file.string());
     }
   }
+  if (opt.calibration_fault_reference_s > 0 && !robust.fault_reference)
+    robust.fault_reference = reference_page_fault_s;
   // One prediction before any real run: a scenario the simulator refuses (a bad profile, a preset it cannot
   // read) fails now, not after the minutes of measurements it would otherwise follow.
   if (!grid.empty())
@@ -144,6 +146,7 @@ ValidationReport run_validation(const ValidateOptions& opt, const Predictor& pre
                                 ? speed_vs_calibration(opt.calibration_decode_reference_s, row.robust.stage_reference_s)
                                 : speed_vs_calibration(opt.calibration_reference_s, row.robust.reference_s);
     row.spin_speed = speed_vs_calibration(opt.calibration_reference_s, row.robust.reference_s);
+    row.inputs.fault_speed = speed_vs_calibration(opt.calibration_fault_reference_s, row.robust.fault_reference_s);
     if (row.robust.consumer_reference_s > 0 && row.cfg.client == "mlsim" && !row.cfg.gpu)
       row.inputs.consumer_speed =
           speed_vs_calibration(opt.calibration_gemm_reference_s, row.robust.consumer_reference_s);
@@ -160,6 +163,7 @@ void predict_measured(ConfigResult& row, const Predictor& predict, bool at_calib
   JobInputs calibrated = row.inputs; // the cores as calibrated
   calibrated.host_speed = 1.0;
   calibrated.consumer_speed = 0.0;
+  calibrated.fault_speed = 1.0;
   JobInputs quiet = calibrated; // and no other tenants
   quiet.background_cores = 0.0;
   row.predicted_quiet = predict(row.cfg, quiet);
@@ -189,23 +193,33 @@ std::string launch_range(const Prediction& p) {
 }
 } // namespace
 
+namespace {
+// "0.97", "0.97/1.02" with the consumer's own speed, "0.97 pf1.12" with the page faults' (JobInputs).
+std::string speed_cell(const JobInputs& in) {
+  std::string s = in.consumer_speed > 0 ? fmt::format("{:.2f}/{:.2f}", in.host_speed, in.consumer_speed)
+                                        : fmt::format("{:.2f}", in.host_speed);
+  if (in.fault_speed != 1.0)
+    s += fmt::format(" pf{:.2f}", in.fault_speed);
+  return s;
+}
+} // namespace
+
 void print_report(const ValidationReport& r, std::ostream& out) {
   fmt::print(out, "\npredictions: {}{}\nprofile: {}\n", r.predictor,
              r.at_calibrated_speed ? " (on cores as calibrated: the speed column is measured, not applied)" : "",
              r.profile_source);
-  fmt::print(out, "{:<24} {:>9} {:>9} {:>6} {:>7}  {:>7} {:>7} {:>5} {:>6}  {:>8} {:>8}  {:>5} {:>6} {:>9} {:>5}  {}\n",
+  fmt::print(out, "{:<24} {:>9} {:>9} {:>6} {:>7}  {:>7} {:>7} {:>5} {:>6}  {:>8} {:>8}  {:>5} {:>6} {:>14} {:>5}  {}\n",
              "configuration", "pred/s", "meas/s", "+-", "error", "stall_p", "stall_m", "+-", "diff", "step_p",
              "step_m", "busy", "drift", "speed", "runs", "bottleneck (predicted)");
   for (const auto& row : r.rows) {
     const RobustMeasured& m = row.robust;
     fmt::print(out, "{:<24} {:>9.1f} {:>9.1f} {:>5.1f}% {:>+6.1f}%  {:>6.1f}% {:>6.1f}% {:>5.1f} {:>+6.1f}  {:>6.1f}ms "
-                    "{:>6.1f}ms  {:>5.2f} {:>5.1f}% {:>9} {:>5}  {}{}\n",
+                    "{:>6.1f}ms  {:>5.2f} {:>5.1f}% {:>14} {:>5}  {}{}\n",
                row.cfg.label(), row.predicted.throughput, row.measured.throughput, 100 * m.throughput_spread,
                100 * row.throughput_error, 100 * row.predicted.stall, 100 * row.measured.stall, 100 * m.stall_spread,
                100 * row.stall_error, 1e3 * row.predicted.step_time_s, 1e3 * row.measured.step_time_s,
                row.measured.other_cpu_cores, 100 * m.max_abs_drift,
-               row.inputs.consumer_speed > 0 ? fmt::format("{:.2f}/{:.2f}", row.inputs.host_speed, row.inputs.consumer_speed)
-                                             : fmt::format("{:.2f}", row.inputs.host_speed),
+               speed_cell(row.inputs),
                fmt::format("{}/{}{}", m.runs - m.rejected, m.runs, m.rejected == m.runs && m.runs > 0 ? "!" : ""),
                row.predicted.bottleneck, launch_range(row.predicted));
   }
@@ -223,7 +237,8 @@ void print_report(const ValidationReport& r, std::ostream& out) {
                   "speed during the runs over during calibration, by a reference decode of one calibration JPEG timed "
                   "before and after each run (by the spin loop for a profile without one): the prediction is for cores "
                   "that fast; a/b: a for the loader stages, b for the host GEMM consumer, by a reference GEMM timed "
-                  "the same way)\n",
+                  "the same way; pf x: a minor page fault x times as fast as during calibration, by a reference page "
+                  "fault timed the same way: the loader's fresh pages are priced so)\n",
              100 * r.robust.drift_threshold);
   if (std::any_of(r.rows.begin(), r.rows.end(), [](const auto& row) { return !row.predicted.launch_throughputs.empty(); }))
     fmt::print(out, "(pred/s, stall_p, step_p = the mean over the calibration's launches: each fresh process's page "
@@ -289,6 +304,8 @@ nlohmann::json report_to_json(const ValidationReport& r) {
     c["measured"]["group_scheduling"] = row.inputs.group_scheduling;
     if (row.inputs.consumer_speed > 0)
       c["measured"]["consumer_speed_vs_calibration"] = row.inputs.consumer_speed;
+    if (row.inputs.fault_speed != 1.0 || row.robust.fault_reference_s > 0)
+      c["measured"]["page_fault_speed_vs_calibration"] = row.inputs.fault_speed;
     c["throughput_error"] = row.throughput_error;
     c["stall_error"] = row.stall_error;
     j["configs"].push_back(c);

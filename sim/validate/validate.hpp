@@ -73,6 +73,10 @@ struct ValidateOptions {
   // decode ran around its runs (JobInputs::host_speed), instead of the spin.
   double calibration_decode_reference_s = 0.0;
   std::string reference_decode_image;
+  // The profile's reference page fault for this client (the pytorch client's framework_fits reference_page_fault):
+  // where known, each configuration's fresh pages are priced as much higher or lower as the reference page
+  // fault timed around its runs (JobInputs::fault_speed). 0: as calibrated.
+  double calibration_fault_reference_s = 0.0;
   // Predict on cores as calibrated (the references are still timed and reported, not applied).
   bool at_calibrated_speed = false;
   // Measures one configuration once; empty: mlsim's own loader job (run_loader_job).

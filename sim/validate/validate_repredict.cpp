@@ -116,10 +116,14 @@ ConfigResult read_row(const ReportFields& f, const nlohmann::json& c, const std:
   row.inputs.host_speed = f.number_or(m, "speed_vs_calibration", 1.0, mat);
   row.spin_speed = f.number_or(m, "spin_speed_vs_calibration", row.inputs.host_speed, mat);
   row.inputs.consumer_speed = f.number_or(m, "consumer_speed_vs_calibration", 0.0, mat);
+  row.inputs.fault_speed = f.number_or(m, "page_fault_speed_vs_calibration", 1.0, mat);
   row.inputs.background_cores = row.measured.other_cpu_cores;
   row.inputs.group_scheduling = f.flag_or(m, "group_scheduling", group_scheduling, mat);
   if (!(row.inputs.host_speed > 0))
     throw InputError(f.path(), mat + "speed_vs_calibration", "a positive speed", m.at("speed_vs_calibration").dump());
+  if (!(row.inputs.fault_speed > 0))
+    throw InputError(f.path(), mat + "page_fault_speed_vs_calibration", "a positive speed",
+                     m.at("page_fault_speed_vs_calibration").dump());
   return row;
 }
 

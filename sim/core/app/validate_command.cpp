@@ -261,6 +261,7 @@ void add_validate_command(CLI::App& app, CommandStatus& status) {
     opt.calibration_decode_reference_s = torch && profile.framework_costs ? profile.framework_costs->reference_decode_s
                                                                           : profile.meta.reference_decode_s;
     opt.reference_decode_image = profile.meta.reference_decode_image;
+    opt.calibration_fault_reference_s = torch && profile.framework_costs ? profile.framework_costs->reference_page_fault_s : 0.0;
     opt.at_calibrated_speed = args->speed == "calibrated";
     std::unique_ptr<validate::ClientProcess> client;
     if (torch) {

@@ -14,7 +14,8 @@ stdin, one answer per line on stdout (stderr is for humans). Requests ("op"):
                 page_fault  thread CPU time of one minor page fault (fresh anonymous pages touched once)
                 receive     CPU time of next() in the training process vs batch bytes, workers doing no image work,
                             and the wall time of next() beyond it with the batch ready (its latency)
-                worker      CPU time of the workers per batch (fetch, default_collate into shared memory, pickling)
+                worker      CPU time and minor page faults of the workers per batch (fetch, default_collate into
+                            shared memory, pickling)
                 pin         CPU time of the pin-memory thread per batch (only where CUDA is available)
                 startup     time from iter() to each worker's first batch (persistent_workers=False)
                 shared_core samples per CPU-second of 1, 2 and 3 processes running the chain on one core
@@ -390,7 +391,7 @@ def loader_cost_points(shapes, batches, n_batches, workers, pin):
                 next(it)
             pace = (time.perf_counter() - t0) / 3
             pids = worker_pids(it)
-            w0 = sum(task_cpu_s(p) for p in pids)
+            w0, f0 = sum(task_cpu_s(p) for p in pids), sum(minor_faults(p) for p in pids)
             p0, m0 = task_cpu_s(os.getpid()), time.thread_time()
             recv, latency = [], []
             for _ in range(n_batches):
@@ -402,7 +403,7 @@ def loader_cost_points(shapes, batches, n_batches, workers, pin):
                 latency.append(max(0.0, (t1 - t0) - (c1 - c0)))  # waiting inside next(), not computing
                 del batch
             m1, p1 = time.thread_time(), task_cpu_s(os.getpid())
-            w1 = sum(task_cpu_s(p) for p in pids)
+            w1, f1 = sum(task_cpu_s(p) for p in pids), sum(minor_faults(p) for p in pids)
             del it, dl
             recv.sort()
             latency.sort()  # the median: a call that waited out another tenant's time slice is the host's noise
@@ -415,6 +416,7 @@ def loader_cost_points(shapes, batches, n_batches, workers, pin):
                         if recv[len(recv) // 2] > 0 else 0.0,
                         "latency_s": latency[len(latency) // 2],
                         "worker_s": (w1 - w0) / n_batches,
+                        "worker_faults": (f1 - f0) / n_batches,
                         "other_threads_s": max(0.0, (p1 - p0) - (m1 - m0)) / n_batches})
     return out
 

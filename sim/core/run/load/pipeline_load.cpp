@@ -185,18 +185,21 @@ PipelineSpec parse_pipeline(const ConfigNode& node, const CpuSpec& cpu) {
     p.device_stage.name = d.get_string("name", "device_preprocess");
     p.device_stage.cost = parse_stage_cost(d.required("cost"));
   }
-  p.framework_costs = parse_framework_costs(node.child("framework_costs"), p.framework);
+  p.framework_costs = parse_framework_costs(node.child("framework_costs"), p.framework, cpu.page_fault);
   // PyTorch's default: workers start anew at each epoch (framework_costs.worker_startup).
   p.persistent_workers = node.get_bool("persistent_workers", p.framework != Framework::pytorch);
   return p;
 }
 
-FrameworkCosts parse_framework_costs(const ConfigNode& node, Framework framework) {
+FrameworkCosts parse_framework_costs(const ConfigNode& node, Framework framework, Seconds page_fault) {
   FrameworkCosts c = default_framework_costs(framework);
+  c.page_fault = page_fault;
   if (!node.defined())
     return c;
   node.allow_only({"receive_per_batch", "receive_per_byte", "worker_per_batch", "worker_per_byte", "pin_per_byte",
-                   "worker_startup", "receive_latency"});
+                   "worker_startup", "receive_latency", "worker_fresh_pages_per_byte"});
+  c.worker_fresh_pages_per_byte =
+      node.get_number("worker_fresh_pages_per_byte", c.worker_fresh_pages_per_byte, 0.0, 1.0);
   auto get = [&](const char* key, Seconds& field) { field = node.get_quantity<Seconds>(key, field, false); };
   get("receive_per_batch", c.receive_per_batch);
   get("receive_per_byte", c.receive_per_byte);
