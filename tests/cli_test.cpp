@@ -29,6 +29,13 @@ TEST(Cli, BadOverrideExitsTwoAndWritesNothing) {
 TEST(Cli, MissingScenarioExitsTwo) { EXPECT_EQ(run_cli("run /nonexistent.yaml"), 2); }
 TEST(Cli, UnknownOptionExitsTwo) { EXPECT_EQ(run_cli("run " + quickstart() + " --frobnicate"), 2); }
 TEST(Cli, HelpExitsZero) { EXPECT_EQ(run_cli("run --help"), 0); }
+// --launches are the pytorch client's in-loop processes: with the C++ client it is refused before any measuring.
+TEST(Cli, CalibrateLaunchesWithoutThePytorchClientExitsTwo) {
+  std::string out = mlsim::fixtures::scratch_dir() + "launches.yaml";
+  std::filesystem::remove(out);
+  EXPECT_EQ(run_cli("calibrate --quick --launches 4 --out " + out), 2);
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
 
 TEST(Cli, JsonAndTraceAreWritten) {
   std::string dir = mlsim::fixtures::scratch_dir();

@@ -410,7 +410,8 @@ TEST(PytorchClient, QuickEndToEndWhereTorchImports) {
   if (!probe_pytorch_client().available)
     GTEST_SKIP() << kPytorchInstallHint;
   const std::string profile = temp_path("torch-quick.yaml"), json = temp_path("torch-quick.json");
-  auto c = run_mlsim("calibrate --client pytorch --quick --reps 1 --gpu off --out " + profile);
+  // Three in-loop processes where --quick runs two: each is a launch of the fault tables.
+  auto c = run_mlsim("calibrate --client pytorch --quick --reps 1 --launches 3 --gpu off --out " + profile);
   ASSERT_EQ(c.code, 0) << c.output;
   const Profile p = read_profile(profile);
   ASSERT_TRUE(p.framework_costs.has_value());
@@ -435,8 +436,10 @@ TEST(PytorchClient, QuickEndToEndWhereTorchImports) {
   EXPECT_GT(p.cpu.page_fault_s, 0.0);
   EXPECT_LT(p.cpu.page_fault_s, 1e-3);
   for (const auto& [name, c] : p.cpu.stage_costs)
-    if (!c.fresh_pages.empty())
+    if (!c.fresh_pages.empty()) {
       EXPECT_DOUBLE_EQ(c.page_fault_s, p.cpu.page_fault_s) << name;
+      EXPECT_EQ(c.fresh_pages.launches.size(), 3u) << name;
+    }
   // Every transform was also timed inside the loader loop (sim/validate/pytorch_calibrate.hpp).
   for (const char* name : {"torch_decode", "torch_random_resized_crop", "torch_to_tensor", "torch_normalize"}) {
     EXPECT_GT(p.cpu.stage_costs.at(name).in_loader_factor, 0.0) << name;

@@ -326,6 +326,8 @@ std::vector<double> fit_shared_core(const nlohmann::json& shared_core) {
 void add_pytorch_calibration(Profile& p, const PytorchCalibrateOptions& opt, std::ostream& log) {
   const std::vector<CalibImage> images = build_calib_set({opt.quick, opt.cache_dir});
   nlohmann::json req = {{"op", "calibrate"}, {"quick", opt.quick}, {"reps", opt.reps}};
+  if (opt.launches > 0)
+    req["in_loop_processes"] = opt.launches;
   req["sweep"] = nlohmann::json::array();
   req["in_loop"] = nlohmann::json::array();
   req["sizes"] = nlohmann::json::array();

@@ -114,6 +114,10 @@ struct PytorchCalibrateOptions {
   int reps = 3;
   std::vector<std::string> transforms; // torchvision expressions; empty: the client's default chain
   std::string cache_dir;
+  // Fresh interpreters the in-loop sweep runs in, each one launch of the page-fault tables
+  // (fresh_pages.launches); 0: the client's default (3; 2 quick). More narrow the launches' mean where
+  // each process draws its own fault count (1024x768 at batch 16: 320-1,650 a sample on the development VM).
+  int launches = 0;
 };
 
 // Runs the client over the calibration images and adds its stage and framework costs to `p`.

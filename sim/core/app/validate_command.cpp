@@ -79,6 +79,7 @@ void add_calibrate_command(CLI::App& app, CommandStatus& status) {
     std::string transforms_from;
     bool quick = false;
     int reps = 0;
+    int launches = 0;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
@@ -105,12 +106,19 @@ void add_calibrate_command(CLI::App& app, CommandStatus& status) {
   cmd->add_option("--transforms", args->transforms,
                   "with --client pytorch: the torchvision transforms to measure, e.g. \"RandomResizedCrop(224)\" "
                   "\"ToTensor()\" (default: RandomResizedCrop(224) RandomHorizontalFlip() ToTensor() Normalize(...))");
+  cmd->add_option("--launches", args->launches,
+                  "with --client pytorch: fresh processes the in-loop sweep runs in, each its own page-fault table "
+                  "(cpu.launch; default 3, 2 with --quick): each process draws its own fault count")
+      ->check(CLI::Range(1, 64));
   cmd->add_option("--transforms-from", args->transforms_from,
                   "with --client pytorch: the transforms a scenario's pipeline stages stand for (crop, resize, flip, "
                   "to_tensor/convert, normalize by name)")
       ->check(CLI::ExistingFile)
       ->excludes("--transforms");
   cmd->callback([args, &status] {
+    if (args->launches > 0 && args->client != "pytorch")
+      throw InputError("--launches", "--client", "pytorch (the launches are the pytorch client's processes)",
+                       args->client);
     if (!client_available(args->client, "calibrate"))
       return;
     if (!args->transforms_from.empty()) { // InputError (exit 2) on a bad scenario, before any measuring
@@ -149,7 +157,8 @@ void add_calibrate_command(CLI::App& app, CommandStatus& status) {
     check_output_path("--out", out); // before minutes of measuring
     validate::Profile p = validate::run_calibration(opt, std::cout); // runtime_error: exit 1 in main
     if (args->client == "pytorch")
-      validate::add_pytorch_calibration(p, {opt.quick, p.meta.repetitions, args->transforms, opt.cache_dir}, std::cout);
+      validate::add_pytorch_calibration(
+          p, {opt.quick, p.meta.repetitions, args->transforms, opt.cache_dir, args->launches}, std::cout);
     validate::write_profile(p, out);
     fmt::print("profile written to {} ({:.1f} s); use it in a scenario with `preset: {}`\n", out, p.meta.duration_s,
                out);
