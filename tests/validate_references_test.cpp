@@ -73,7 +73,14 @@ TEST(ValidateReferences, StagesFollowTheDecodeTheConsumerTheGemmTheSpinIsTheFall
   // The fresh pages follow the reference page fault, apart from the cores' speed.
   ASSERT_GT(row.robust.fault_reference_s, 0.0);
   EXPECT_DOUBLE_EQ(row.inputs.fault_speed, 4e-6 / row.robust.fault_reference_s);
-  EXPECT_DOUBLE_EQ(seen.inputs.back().fault_speed, row.inputs.fault_speed);
+  EXPECT_DOUBLE_EQ(seen.inputs.back().fault_speed, 1.0); // measured and shown; applied only when asked
+  Seen asked;
+  ConfigResult again = row;
+  predict_measured(again, [&asked](const JobConfig&, const JobInputs& in) {
+    asked.inputs.push_back(in);
+    return Prediction{};
+  }, false, true);
+  EXPECT_DOUBLE_EQ(asked.inputs.back().fault_speed, row.inputs.fault_speed);
   EXPECT_NE(log.str().find("page fault"), std::string::npos) << log.str();
 
   // The image not in the cache: the stages follow the spin, and the log says so.

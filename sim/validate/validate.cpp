@@ -90,6 +90,7 @@ ValidationReport run_validation(const ValidateOptions& opt, const Predictor& pre
   r.robust = opt.robust;
   r.length = opt.length;
   r.at_calibrated_speed = opt.at_calibrated_speed;
+  r.faults_by_reference = opt.faults_by_reference;
   std::vector<JobConfig> grid = opt.grid.empty() ? default_grid(opt.quick, opt.use_gpu) : opt.grid;
   if (!grid.empty())
     r.client = grid.front().client;
@@ -152,14 +153,14 @@ ValidationReport run_validation(const ValidateOptions& opt, const Predictor& pre
           speed_vs_calibration(opt.calibration_gemm_reference_s, row.robust.consumer_reference_s);
     row.inputs.background_cores = row.measured.other_cpu_cores;
     row.inputs.group_scheduling = autogroup_scheduling();
-    predict_measured(row, predict, opt.at_calibrated_speed);
+    predict_measured(row, predict, opt.at_calibrated_speed, opt.faults_by_reference);
     r.rows.push_back(row);
   }
   summarise_rows(r);
   return r;
 }
 
-void predict_measured(ConfigResult& row, const Predictor& predict, bool at_calibrated_speed) {
+void predict_measured(ConfigResult& row, const Predictor& predict, bool at_calibrated_speed, bool faults_by_reference) {
   JobInputs calibrated = row.inputs; // the cores as calibrated
   calibrated.host_speed = 1.0;
   calibrated.consumer_speed = 0.0;
@@ -167,7 +168,10 @@ void predict_measured(ConfigResult& row, const Predictor& predict, bool at_calib
   JobInputs quiet = calibrated; // and no other tenants
   quiet.background_cores = 0.0;
   row.predicted_quiet = predict(row.cfg, quiet);
-  row.predicted = predict(row.cfg, at_calibrated_speed ? calibrated : row.inputs);
+  JobInputs now = row.inputs; // row.inputs keeps the measured fault speed, shown whether applied or not
+  if (!faults_by_reference)
+    now.fault_speed = 1.0;
+  row.predicted = predict(row.cfg, at_calibrated_speed ? calibrated : now);
   row.throughput_error = (row.predicted.throughput - row.measured.throughput) / row.measured.throughput;
   row.stall_error = row.predicted.stall - row.measured.stall;
 }
@@ -238,7 +242,8 @@ void print_report(const ValidationReport& r, std::ostream& out) {
                   "before and after each run (by the spin loop for a profile without one): the prediction is for cores "
                   "that fast; a/b: a for the loader stages, b for the host GEMM consumer, by a reference GEMM timed "
                   "the same way; pf x: a minor page fault x times as fast as during calibration, by a reference page "
-                  "fault timed the same way: the loader's fresh pages are priced so)\n",
+                  "fault timed the same way: the loader's fresh pages are priced so with --fault-speed reference, "
+                  "else as fast as the cores)\n",
              100 * r.robust.drift_threshold);
   if (std::any_of(r.rows.begin(), r.rows.end(), [](const auto& row) { return !row.predicted.launch_throughputs.empty(); }))
     fmt::print(out, "(pred/s, stall_p, step_p = the mean over the calibration's launches: each fresh process's page "
@@ -257,6 +262,7 @@ nlohmann::json report_to_json(const ValidationReport& r) {
   j["drift_threshold"] = r.robust.drift_threshold;
   j["run_length"] = {{"warmup", r.length.warmup}, {"measured", r.length.measured}};
   j["at_calibrated_speed"] = r.at_calibrated_speed;
+  j["faults_by_reference"] = r.faults_by_reference;
   j["configs"] = nlohmann::json::array();
   for (const auto& row : r.rows) {
     nlohmann::json c;

@@ -48,6 +48,7 @@ struct ValidationReport {
   RobustOptions robust;
   RunLength length{};         // the steps each configuration ran (and is simulated for)
   bool at_calibrated_speed = false; // predicted on cores as calibrated, not at the references' measured speed
+  bool faults_by_reference = false; // fresh pages priced by the reference page fault, not the cores' speed
   std::vector<ConfigResult> rows;
   ErrorSummary throughput, stall;
 };
@@ -79,6 +80,10 @@ struct ValidateOptions {
   double calibration_fault_reference_s = 0.0;
   // Predict on cores as calibrated (the references are still timed and reported, not applied).
   bool at_calibrated_speed = false;
+  // Price the loader's fresh pages by the reference page fault (JobInputs::fault_speed) rather than with the
+  // cores' speed (the default: a fault as much faster or slower as the stages' reference says). The fault
+  // reference is always timed and reported (`pf`); see README on why it is not the default.
+  bool faults_by_reference = false;
   // Measures one configuration once; empty: mlsim's own loader job (run_loader_job).
   std::function<Measured(const JobConfig&, const JobInputs&, const RunLength&)> run;
 };
@@ -99,7 +104,8 @@ ValidationReport run_validation(const ValidateOptions& opt, const Predictor& pre
 // Predicts a measured row at the machine's state during its runs (row.inputs: the cores' speeds, the other
 // tenants' load; `at_calibrated_speed`: the load only, the cores as calibrated) and as calibrated on an idle
 // machine (predicted_quiet), and sets its errors.
-void predict_measured(ConfigResult& row, const Predictor& predict, bool at_calibrated_speed = false);
+void predict_measured(ConfigResult& row, const Predictor& predict, bool at_calibrated_speed = false,
+                      bool faults_by_reference = false);
 // The report's error summaries over its rows (a row whose every run drifted is left out).
 void summarise_rows(ValidationReport& r);
 
@@ -113,6 +119,6 @@ nlohmann::json report_to_json(const ValidationReport& r);
 // was expected) on a file that is not such a report.
 ValidationReport read_validation_json(const std::string& path);
 void repredict(ValidationReport& r, const Predictor& predict, const std::string& predictor_name,
-               bool at_calibrated_speed = false);
+               bool at_calibrated_speed = false, bool faults_by_reference = false);
 
 } // namespace mlsim::validate

@@ -144,6 +144,7 @@ ValidationReport read_validation_json(const std::string& path) {
   r.robust.repeats = static_cast<int>(f.number_or(j, "repeats", 1.0, ""));
   r.robust.drift_threshold = f.number_or(j, "drift_threshold", 0.10, "");
   r.at_calibrated_speed = f.flag_or(j, "at_calibrated_speed", false, "");
+  r.faults_by_reference = f.flag_or(j, "faults_by_reference", false, "");
   const auto& configs = f.need(j, "configs", "a list of measured configurations", "");
   if (!configs.is_array() || configs.empty())
     throw InputError(path, "configs", "a non-empty list of measured configurations", configs.dump().substr(0, 40));
@@ -161,11 +162,12 @@ ValidationReport read_validation_json(const std::string& path) {
 }
 
 void repredict(ValidationReport& r, const Predictor& predict, const std::string& predictor_name,
-               bool at_calibrated_speed) {
+               bool at_calibrated_speed, bool faults_by_reference) {
   r.predictor = predictor_name;
   r.at_calibrated_speed = at_calibrated_speed;
+  r.faults_by_reference = faults_by_reference;
   for (ConfigResult& row : r.rows)
-    predict_measured(row, predict, at_calibrated_speed);
+    predict_measured(row, predict, at_calibrated_speed, faults_by_reference);
   summarise_rows(r);
 }
 

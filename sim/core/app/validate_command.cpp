@@ -50,7 +50,7 @@ struct TempFile {
 // `validate --repredict`: the report's rows predicted again from `profile_file` (the same one, or a newer
 // calibration of the same host); measures nothing, so it runs anywhere the profile and report are.
 void repredict_report(const std::string& report_file, const std::string& profile_file, const std::string& json,
-                      const std::string& keep_scenarios, bool at_calibrated_speed) {
+                      const std::string& keep_scenarios, bool at_calibrated_speed, bool faults_by_reference) {
   if (profile_file.empty())
     throw InputError("--repredict " + report_file, "--profile", "the calibrated profile to predict from",
                      "none given");
@@ -64,7 +64,7 @@ void repredict_report(const std::string& report_file, const std::string& profile
   fmt::print("validate --repredict: {} configurations of {} ({} client), predictor: {}\n", r.rows.size(), report_file,
              r.client, validate::kSimulatorLabel);
   validate::repredict(r, validate::mlsim_simulator_predictor(profile, profile_path, r.length, keep_scenarios),
-                      validate::kSimulatorLabel, at_calibrated_speed);
+                      validate::kSimulatorLabel, at_calibrated_speed, faults_by_reference);
   r.profile_source = profile_file;
   validate::print_report(r, std::cout);
   if (!json.empty())
@@ -167,7 +167,8 @@ void add_calibrate_command(CLI::App& app, CommandStatus& status) {
 
 void add_validate_command(CLI::App& app, CommandStatus& status) {
   struct Args {
-    std::string profile, json, cache_dir, gpu = "auto", keep_scenarios, client = "mlsim", repredict, speed = "measured";
+    std::string profile, json, cache_dir, gpu = "auto", keep_scenarios, client = "mlsim", repredict, speed = "measured",
+                fault_speed = "cores";
     bool quick = false;
     int repeats = 0, max_repeats = 0;
     double drift_threshold = 0.10, spread_threshold = 0.10;
@@ -209,6 +210,11 @@ void add_validate_command(CLI::App& app, CommandStatus& status) {
                   "measured: predict each configuration on cores as fast as the reference decode (and GEMM) ran "
                   "around its runs (default); calibrated: on cores as calibrated (the references still reported)")
       ->check(CLI::IsMember({"measured", "calibrated"}));
+  cmd->add_option("--fault-speed", args->fault_speed,
+                  "cores: price the loader's fresh pages (page faults) as fast as the cores run (default); reference: "
+                  "as fast as a reference page fault ran around each configuration's runs (the pytorch client; the "
+                  "`pf` figure is reported either way)")
+      ->check(CLI::IsMember({"cores", "reference"}));
   cmd->add_option("--repredict", args->repredict,
                   "measure nothing: predict again the configurations of an earlier `validate --json` report (at "
                   "the machine state it measured: cores' speeds, other tenants' load) from --profile, and compare "
@@ -218,7 +224,8 @@ void add_validate_command(CLI::App& app, CommandStatus& status) {
     if (!args->json.empty())
       check_output_path("--json", args->json); // before hours of measuring
     if (!args->repredict.empty()) {
-      repredict_report(args->repredict, args->profile, args->json, args->keep_scenarios, args->speed == "calibrated");
+      repredict_report(args->repredict, args->profile, args->json, args->keep_scenarios, args->speed == "calibrated",
+                       args->fault_speed == "reference");
       return;
     }
     if (!client_available(args->client, "validate"))
@@ -272,6 +279,7 @@ void add_validate_command(CLI::App& app, CommandStatus& status) {
     opt.reference_decode_image = profile.meta.reference_decode_image;
     opt.calibration_fault_reference_s = torch && profile.framework_costs ? profile.framework_costs->reference_page_fault_s : 0.0;
     opt.at_calibrated_speed = args->speed == "calibrated";
+    opt.faults_by_reference = args->fault_speed == "reference";
     std::unique_ptr<validate::ClientProcess> client;
     if (torch) {
       if (!profile.framework_costs)
