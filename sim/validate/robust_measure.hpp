@@ -75,9 +75,10 @@ double reference_decode_s(const std::vector<unsigned char>& jpeg);
 // Seconds of thread CPU time for one minor page fault: each 4 KiB page of a fresh 16 MiB anonymous mapping
 // written once, less a second pass over the same pages (the loop's own cost), per page; median of 5, on each
 // allowed core in turn, their mean. Why a reference of its own: on the 2-core development VM a fault costs
-// ~10-14 us (the hypervisor's share of it varies with the host, not with the vCPU's speed): the price moved
-// 15 % between a calibration and a validation hours later while the reference decode stayed put, and a
-// PyTorch worker's faults are ~40 % of its CPU for 224x224 samples.
+// ~10-14 us, mostly the hypervisor's work, and its price moved 16 % between a calibration and a measurement
+// two hours later (Python's touch loop, 13.6 and 11.4 us); a PyTorch worker's faults are ~40 % of its CPU for
+// 224x224 samples. Validate applies it only with --fault-speed reference (validate.hpp: it did not track the
+// workers' faults better than the cores' reference in run 41, README).
 double reference_page_fault_s();
 // The calibration set's reference JPEG (reference_decode_image), read once, and its decode timed on demand.
 struct DecodeReference {
