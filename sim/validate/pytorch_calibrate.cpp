@@ -266,13 +266,13 @@ void fit_worker_costs(FrameworkCostsProfile& f, const nlohmann::json& points, do
   f.worker_fresh_pages_per_byte = counted ? std::max(0.0, fit_costs(x, faults).fit.b[0]) : 0.0;
 }
 
-FrameworkCostsProfile fit_framework_costs(const nlohmann::json& raw) {
+FrameworkCostsProfile fit_framework_costs(const nlohmann::json& raw, double page_fault_s) {
   FrameworkCostsProfile f;
   const CostFit receive = fit_per_batch(raw.at("loader"), {"receive_s", "other_threads_s"});
   f.receive_per_batch_s = receive.fit.a;
   f.receive_per_byte_s = receive.fit.b[0];
   f.receive_fit = receive.quality;
-  fit_worker_costs(f, raw.at("loader"), 0.0);
+  fit_worker_costs(f, raw.at("loader"), page_fault_s);
   if (raw.contains("pin")) { // the pin thread's CPU: the whole process' other threads, less without pinning
     std::vector<std::vector<double>> x;
     std::vector<double> y;
@@ -359,18 +359,12 @@ void add_pytorch_calibration(Profile& p, const PytorchCalibrateOptions& opt, std
   if (!raw.value("ok", false))
     throw std::runtime_error("the pytorch client failed: " + raw.value("reason", std::string("no reason given")));
   const auto& v = raw.at("versions");
-  FrameworkCostsProfile f = fit_framework_costs(raw);
-  f.reference_spin_s = 0.5 * (ref_before + ref_after);
-  f.reference_page_fault_s = 0.5 * (fault_before + fault_after);
-  if (!decode.image.empty()) {
-    f.reference_decode_s = 0.5 * (decode_before + decode.time_s());
-    p.meta.reference_decode_image = decode.image;
-  }
-  f.versions = fmt::format("torch {}, torchvision {}, PIL {}, python {}", v.value("torch", "?"),
+  const double decode_after = decode.image.empty() ? 0.0 : decode.time_s();
+  const std::string versions = fmt::format("torch {}, torchvision {}, PIL {}, python {}", v.value("torch", "?"),
                            v.value("torchvision", "?"), v.value("pil", "?"), v.value("python", "?"));
   fmt::print(log, "  pytorch client ({}; {:.1f} s; reference spin {:.3f} ms before, {:.3f} ms after; reference page "
                   "fault {:.2f} us before, {:.2f} us after):\n",
-             f.versions, now_s() - t0, 1e3 * ref_before, 1e3 * ref_after, 1e6 * fault_before, 1e6 * fault_after);
+             versions, now_s() - t0, 1e3 * ref_before, 1e3 * ref_after, 1e6 * fault_before, 1e6 * fault_after);
   fmt::print(log, "    {:<32} {:>10} {:>10} {:>10} {:>7} {:>8} {:>6}\n", "stage (core-s/sample)", "per_smpl",
              "per_B", "per_px", "R^2", "max|res|", "points");
   std::string names;
@@ -384,7 +378,6 @@ void add_pytorch_calibration(Profile& p, const PytorchCalibrateOptions& opt, std
                c.per_sample_s * 1e6, c.per_byte_s * 1e9, c.per_pixel_s * 1e9, c.r2, 100 * c.max_rel_residual,
                c.points);
   }
-  f.transforms = names;
   if (raw.contains("in_loop")) {
     const nlohmann::json pf = raw.value("page_fault", nlohmann::json::object());
     p.cpu.page_fault_s = pf.value("seconds", 0.0);
@@ -416,7 +409,16 @@ void add_pytorch_calibration(Profile& p, const PytorchCalibrateOptions& opt, std
                  c.per_pixel_s * 1e9, c.r2, c.points, pages.empty() ? "none" : pages + (t.by_source ? " (pages@source image px)" : " (pages@px)"));
     }
   }
-  fit_worker_costs(f, raw.at("loader"), p.cpu.page_fault_s); // its faults at the price just found
+  // The framework's costs once the page fault's price is known: the workers' faults are priced apart.
+  FrameworkCostsProfile f = fit_framework_costs(raw, p.cpu.page_fault_s);
+  f.versions = versions;
+  f.transforms = names;
+  f.reference_spin_s = 0.5 * (ref_before + ref_after);
+  f.reference_page_fault_s = 0.5 * (fault_before + fault_after);
+  if (!decode.image.empty()) {
+    f.reference_decode_s = 0.5 * (decode_before + decode_after);
+    p.meta.reference_decode_image = decode.image;
+  }
   fmt::print(log, "    receive in next(): {:.3g} us/batch + {:.3g} ns/B (R^2 {:.3f}, max|res| {:.1f} %, {} points)\n",
              f.receive_per_batch_s * 1e6, f.receive_per_byte_s * 1e9, f.receive_fit.r2,
              100 * f.receive_fit.max_rel_residual, f.receive_fit.points);

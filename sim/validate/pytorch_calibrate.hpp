@@ -94,9 +94,9 @@ std::vector<double> fit_shared_core(const nlohmann::json& shared_core);
 // " (minor faults a sample, timed after each process's warm-up: 1 680, 2 650, 3 700)" from the same points,
 // or "" where the client gave none.
 std::string shared_core_faults(const nlohmann::json& shared_core);
-// The client's loader, pin and start-up points -> the framework costs (the workers' faults unpriced:
-// fit_worker_costs prices them once cpu.page_fault is known).
-FrameworkCostsProfile fit_framework_costs(const nlohmann::json& raw);
+// The client's loader, pin and start-up points -> the framework costs; the workers' faults priced at
+// `page_fault_s` (cpu.page_fault; 0: not priced apart, fit_worker_costs).
+FrameworkCostsProfile fit_framework_costs(const nlohmann::json& raw, double page_fault_s = 0.0);
 // The worker cost from the loader points: where each point counts the workers' minor faults a batch
 // (worker_faults) and `page_fault_s` > 0, worker_fresh_pages_per_byte is their slope against the batch's bytes
 // and each point's faults x page_fault_s are taken out before worker_per_batch/_per_byte are fitted to the

@@ -17,7 +17,7 @@ PipelineSpec parse_pipeline(const ConfigNode& node, const CpuSpec& cpu);
 
 // `node` may be undefined (the defaults); explicit keys win. `page_fault`: the node's cpu.page_fault, the
 // price of the worker's fresh pages.
-FrameworkCosts parse_framework_costs(const ConfigNode& node, Framework framework, Seconds page_fault = Seconds(0.0));
+FrameworkCosts parse_framework_costs(const ConfigNode& node, Framework framework, Seconds page_fault);
 
 // `dataset.sample_size`: a size, or {distribution: constant | normal | lognormal | histogram, ...}.
 SampleSizeDistribution parse_sample_size(const ConfigNode& node);
