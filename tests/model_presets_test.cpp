@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 using namespace mlsim;
 
 namespace {
@@ -70,6 +72,76 @@ TEST(ModelPresets, Gpt2Small) {
   EXPECT_DOUBLE_EQ(c.params, 124439808.0);
   double per_token = 2.0 * 124439808.0 + 4.0 * L * S * d;
   EXPECT_NEAR(2.0 * c.macs / S, per_token, 0.01 * per_token);
+}
+
+// The larger GPT-2 checkpoints (Radford et al. 2019 Table 2; Hugging Face gpt2-medium / -large / -xl):
+// 354,823,168 / 774,030,080 / 1,557,611,200 parameters = V d + 1024 d + L (12 d^2 + 13 d) + 2 d with the LM
+// head tied (V = 50257).
+TEST(ModelPresets, Gpt2LargerSizesHaveThePublishedParameterCounts) {
+  EXPECT_DOUBLE_EQ(count("gpt2_medium").params, 354823168.0);
+  EXPECT_DOUBLE_EQ(count("gpt2_large").params, 774030080.0);
+  EXPECT_DOUBLE_EQ(count("gpt2_xl").params, 1557611200.0);
+}
+
+// BERT-large (Devlin et al. 2019: L=24, H=1024, A=16, "340M"): embeddings (V + 512 + 2) d + 2 d, per layer
+// 4 (d^2 + d) + 2 x 4 d^2 + 4 d + d + 2 x 2 d, the MLM transform d^2 + d + 2 d and the decoder's bias V (its
+// weight is the word table). The paper's 340M rounds this plus the pooler and next-sentence head.
+TEST(ModelPresets, BertLargeByTheArchitecturesFormula) {
+  const double V = 30522, d = 1024, L = 24;
+  double params = (V + 512 + 2) * d + 2 * d + L * (4 * (d * d + d) + 8 * d * d + 4 * d + d + 4 * d) +
+                  (d * d + d + 2 * d) + V;
+  Counted c = count("bert_large");
+  EXPECT_DOUBLE_EQ(c.params, params);
+  EXPECT_NEAR(c.params + (d * d + d) + (2 * d + 2), 340e6, 0.02 * 340e6);
+}
+
+// Overriding a size: a vocabulary padded to a multiple of 8 adds (padded - V) rows to the tied table and as
+// many decoder biases; six more layers add six layers' weights.
+TEST(ModelPresets, TransformerSizesCanBeOverridden) {
+  PresetOptions o;
+  o.vocab = 30528;
+  EXPECT_DOUBLE_EQ(count("bert_large", o).params - count("bert_large").params, 6.0 * 1024 + 6.0);
+  PresetOptions deeper;
+  deeper.layers = 18;
+  const double d = 768;
+  EXPECT_DOUBLE_EQ(count("gpt2_small", deeper).params - count("gpt2_small").params, 6 * (12 * d * d + 13 * d));
+}
+
+namespace {
+// The forward ops of one attention layer, by their suffix after "<layer>/".
+std::map<std::string, Op> attention_ops(const std::string& preset, const std::string& layer, long batch) {
+  PresetOptions o;
+  o.sequence = 512;
+  ModelPreset p = model_preset(preset, o);
+  ForwardGraph g = build_forward_graph(p.layers, p.input, batch);
+  std::map<std::string, Op> ops;
+  for (const auto& op : g.graph.ops)
+    if (op.layer == layer)
+      ops[op.name.substr(layer.size() + 1)] = op;
+  return ops;
+}
+} // namespace
+
+// Between the two batched GEMMs an eager framework runs one kernel per step over the B x H x S x S scores
+// (Hugging Face's and NVIDIA's BertSelfAttention / GPT2Attention): scale by 1/sqrt(d), the mask (BERT's
+// additive padding mask; GPT-2's causal torch.where), softmax, dropout on the probabilities (p = 0.1 in
+// both recipes). Each reads and writes B H S^2 elements; the additive mask's gradient is the scores' own.
+TEST(ModelPresets, AttentionRunsItsScoresChainKernelByKernel) {
+  const double B = 2, S = 512;
+  auto bert = attention_ops("bert_large", "layer0_attention", 2);
+  const double scores = B * 16 * S * S;
+  for (const char* k : {"scale", "mask", "softmax", "probs_dropout"}) {
+    ASSERT_TRUE(bert.count(k)) << k;
+    EXPECT_DOUBLE_EQ(bert[k].out_elements, scores) << k;
+  }
+  EXPECT_DOUBLE_EQ(bert["scale"].in_elements, scores);
+  EXPECT_TRUE(bert["mask"].gradient_passes_through);
+  EXPECT_FALSE(bert.count("causal_mask"));
+  auto gpt = attention_ops("gpt2_small", "h0_attention", 2);
+  ASSERT_TRUE(gpt.count("causal_mask"));
+  EXPECT_FALSE(gpt["causal_mask"].gradient_passes_through);
+  EXPECT_DOUBLE_EQ(gpt["probs_dropout"].out_elements, B * 12 * S * S);
+  EXPECT_FALSE(gpt.count("mask"));
 }
 
 // SEED-CASES.md case 4, by hand from the Keras layer shapes (224x336x3, "same" 3x3 convs,

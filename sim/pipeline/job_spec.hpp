@@ -56,6 +56,7 @@ struct JobContext {
   const DatasetSpec* dataset = nullptr;
   const StorageSpec* storage = nullptr;
   const RunSpec* run = nullptr;
+  long micro_batches = 1;    // batches per step (model.gradient_accumulation)
   int job_trainer_nodes = 1; // the job's trainer nodes share the dataset, folded or not
 };
 

@@ -40,6 +40,10 @@ struct ModelSpec {
   std::optional<GraphModel> graph;
   // The trace form (set when the model is `trace: FILE`):
   std::optional<TraceModel> trace;
+  // Micro-batches per optimizer step (any form): each runs the forward and backward passes on a batch of its
+  // own; the gradients are all-reduced during the last one's backward only (DDP's no_sync, Horovod's
+  // backward_passes_per_step) and the optimizer runs once. A step is all of them.
+  long gradient_accumulation = 1;
 };
 
 struct StepContext {

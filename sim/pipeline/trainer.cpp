@@ -42,7 +42,7 @@ void Trainer::copy_ahead() {
   sg4::Host* gpu = s_.node->accelerators[static_cast<size_t>(s_.local_rank)];
   auto* rec = s_.recorder;
   uint32_t track = rec->intern(gpu->get_name() + "/copy");
-  for (long step = 0; step < s_.job->run->steps; ++step) {
+  for (long batch = 0; batch < s_.job->run->steps * s_.job->micro_batches; ++batch) {
     on_device_->acquire_token(); // one batch ahead of the step at most
     Batch b = s_.queue->pop();
     receive(b, track, true); // the pin-memory thread, one batch ahead
@@ -67,17 +67,17 @@ void Trainer::receive(const Batch& b, uint32_t track, bool pin) {
   receive_core_seconds_.add(work);
 }
 
-Batch Trainer::next_batch(StepRecord& r, uint32_t track) {
+Batch Trainer::next_batch(StepRecord& r, double since, uint32_t track) {
   auto* rec = s_.recorder;
   sg4::Host* gpu = s_.node->accelerators[static_cast<size_t>(s_.local_rank)];
   if (on_device_) {
     Batch batch = on_device_->pop();
     double t = sg4::Engine::get_clock();
     // The part of the wait during which this batch was being copied is the exposed copy; the rest is input.
-    double copying_from = std::clamp(batch.copy_start, r.start, t);
-    r.input = copying_from - r.start;
-    r.h2d = t - copying_from;
-    rec->span(track, name_wait_, cat_input_, r.start, copying_from);
+    double copying_from = std::clamp(batch.copy_start, since, t);
+    r.input += copying_from - since;
+    r.h2d += t - copying_from;
+    rec->span(track, name_wait_, cat_input_, since, copying_from);
     if (r.h2d > 0)
       rec->span(track, name_h2d_, cat_h2d_, copying_from, t);
     return batch;
@@ -85,13 +85,13 @@ Batch Trainer::next_batch(StepRecord& r, uint32_t track) {
   Batch batch = s_.queue->pop();
   receive(batch, track, pinned_copy(*s_.job, *s_.node->spec)); // inside next(): shown as input wait
   double t = sg4::Engine::get_clock();
-  r.input = t - r.start;
-  rec->span(track, name_wait_, cat_input_, r.start, t);
+  r.input += t - since;
+  rec->span(track, name_wait_, cat_input_, since, t);
   if (!pinned_copy(*s_.job, *s_.node->spec)) // pageable: the driver stages through a pinned buffer
     sg4::this_actor::exec_init(batch.bytes)->set_host(s_.node->ram_bus)->wait();
   s_.platform->transfer(s_.node->cpu, gpu, Bytes(batch.bytes))->wait();
   double t2 = sg4::Engine::get_clock();
-  r.h2d = t2 - t;
+  r.h2d += t2 - t;
   rec->span(track, name_h2d_, cat_h2d_, t, t2);
   return batch;
 }
@@ -147,25 +147,15 @@ void Trainer::run() {
     r.step = step;
     r.start = sg4::Engine::get_clock();
     bool trace = step < s_.trace_steps || step >= job.run->steps - 1;
-    Batch batch = next_batch(r, track);
-    r.padded_fraction = batch.padded_fraction;
-
-    if (job.pipeline->device_stage.present) {
-      const auto& ds = job.pipeline->device_stage;
-      double per_sample_bytes = batch.samples > 0 ? batch.bytes / batch.samples : 0;
-      double pixels = job.dataset->width.value_or(0) * job.dataset->height.value_or(0);
-      double d = ds.cost.for_sample(per_sample_bytes, pixels).value() * batch.samples;
-      double d0 = sg4::Engine::get_clock();
-      sg4::this_actor::execute(d * kWorkPerSecond);
-      r.device_compute += sg4::Engine::get_clock() - d0;
-      rec->span(track, rec->intern(ds.name), rec->intern("device"), d0, sg4::Engine::get_clock());
-    }
-
+    const long micro_batches = job.micro_batches;
+    r.padded_fraction = 0.0;
     size_t seg = 0; // first device op not yet run
+    double scale = 1.0;
+    bool trace_ops = trace; // of many micro-batches, the first and the last are recorded op by op
     auto flush = [&](size_t upto) {
       if (upto > seg) {
         s_.communicator->hand_over(); // reduced while the device computes
-        r.device_compute += run_device_ops(seg, upto, batch.compute_scale, trace, track);
+        r.device_compute += run_device_ops(seg, upto, scale, trace_ops, track);
       }
       seg = upto;
     };
@@ -177,34 +167,56 @@ void Trainer::run() {
       if (w1 > w0)
         rec->span(track, name_exposed, cat_coll, w0, w1);
     };
-    for (size_t i = 0; i < n_ops; ++i) {
-      const PlannedOp& op = plan.ops[i];
-      if (i == plan.optimizer_begin) {
-        flush(i);
-        wait_gradients();
+    for (long micro = 0; micro < micro_batches; ++micro) {
+      // Every micro-batch runs forward and backward; only the last reduces its gradients and steps the optimizer.
+      const bool last = micro == micro_batches - 1;
+      const size_t end = last ? n_ops : std::min(plan.optimizer_begin, n_ops);
+      Batch batch = next_batch(r, sg4::Engine::get_clock(), track);
+      r.padded_fraction += batch.padded_fraction / static_cast<double>(micro_batches);
+      scale = batch.compute_scale;
+      trace_ops = trace && (micro == 0 || last);
+
+      if (job.pipeline->device_stage.present) {
+        const auto& ds = job.pipeline->device_stage;
+        double per_sample_bytes = batch.samples > 0 ? batch.bytes / batch.samples : 0;
+        double pixels = job.dataset->width.value_or(0) * job.dataset->height.value_or(0);
+        double d = ds.cost.for_sample(per_sample_bytes, pixels).value() * batch.samples;
+        double d0 = sg4::Engine::get_clock();
+        sg4::this_actor::execute(d * kWorkPerSecond);
+        r.device_compute += sg4::Engine::get_clock() - d0;
+        rec->span(track, rec->intern(ds.name), rec->intern("device"), d0, sg4::Engine::get_clock());
       }
-      if (op.placement == OpPlacement::host) {
-        flush(i);
-        s_.communicator->hand_over();
-        double h0 = sg4::Engine::get_clock();
-        if (op.to_host.value() > 0)
-          s_.platform->transfer(gpu, cpu, op.to_host)->wait();
-        s_.node->scheduler->run(op.duration);
-        if (op.to_device.value() > 0)
-          s_.platform->transfer(cpu, gpu, op.to_device)->wait();
-        double h1 = sg4::Engine::get_clock();
-        r.host_compute += h1 - h0;
-        if (trace)
-          rec->span(host_track, rec->intern(op.name), rec->intern("host"), h0, h1);
-        seg = i + 1;
+
+      seg = 0;
+      for (size_t i = 0; i < end; ++i) {
+        const PlannedOp& op = plan.ops[i];
+        if (i == plan.optimizer_begin) {
+          flush(i);
+          wait_gradients();
+        }
+        if (op.placement == OpPlacement::host) {
+          flush(i);
+          s_.communicator->hand_over();
+          double h0 = sg4::Engine::get_clock();
+          if (op.to_host.value() > 0)
+            s_.platform->transfer(gpu, cpu, op.to_host)->wait();
+          s_.node->scheduler->run(op.duration);
+          if (op.to_device.value() > 0)
+            s_.platform->transfer(cpu, gpu, op.to_device)->wait();
+          double h1 = sg4::Engine::get_clock();
+          r.host_compute += h1 - h0;
+          if (trace_ops)
+            rec->span(host_track, rec->intern(op.name), rec->intern("host"), h0, h1);
+          seg = i + 1;
+        }
+        if (last && !buckets_after[i].empty()) {
+          flush(i + 1);
+          for (double bytes : buckets_after[i])
+            s_.communicator->submit(bytes);
+        }
       }
-      if (!buckets_after[i].empty()) {
-        flush(i + 1);
-        for (double bytes : buckets_after[i])
-          s_.communicator->submit(bytes);
-      }
+      flush(end);
     }
-    flush(n_ops);
     if (plan.optimizer_begin >= n_ops)
       wait_gradients();
     s_.communicator->hand_over(); // buckets after the optimizer's start: reduced during the next step

@@ -8,7 +8,9 @@
 //   (device ops on the accelerator, host ops on a CPU core with their
 //   tensors over PCIe) -> hand each gradient bucket to the communicator when
 //   its backward ops are done -> before the optimizer, wait for every bucket
-//   (the wait is the exposed communication) -> next step.
+//   (the wait is the exposed communication) -> next step. With gradient
+//   accumulation a step is that many micro-batches, each waited for, copied and
+//   run forward and backward; the buckets and the optimizer come with the last.
 // Consecutive device ops with nothing between them run as one exec: a stream
 // runs them back to back, so merging changes no time, only the event count.
 // Variable-size batches scale device time by the batch's compute_scale.
@@ -55,7 +57,8 @@ private:
   void run();
   void copy_ahead(); // the overlapped copier
   // Waits for the next batch, copying it in the step when the copy is serialised; records input and h2d.
-  Batch next_batch(StepRecord& r, uint32_t track);
+  // The next batch on the device; the wait since `since` adds to r's input (and h2d) time.
+  Batch next_batch(StepRecord& r, double since, uint32_t track);
   // The framework's receive (+ pin) cost of a batch on the node's cores.
   void receive(const Batch& b, uint32_t track, bool pin);
   // One segment: device ops [begin, end) merged into one exec.

@@ -58,8 +58,12 @@ std::string render_text_report(const Scenario& sc, const RunMetrics& m) {
   line("");
   line("Performance summary");
   line(fmt::format("  Step time        mean {}   p50 {}   p99 {}", ms(m.step_mean), ms(m.step_p50), ms(m.step_p99)));
-  line(fmt::format("  Throughput       {:.1f} samples/s (global batch {})", m.throughput,
-                   sc.pipeline.batch_size * m.ranks));
+  const long accumulation = sc.model.gradient_accumulation;
+  line(fmt::format("  Throughput       {:.1f} samples/s (global batch {}{})", m.throughput,
+                   sc.pipeline.batch_size * accumulation * m.ranks,
+                   accumulation > 1 ? fmt::format(": {} micro-batches of {} a step", accumulation,
+                                                  sc.pipeline.batch_size)
+                                    : std::string()));
   line(fmt::format("  Your program is {} input-bound: {} of step time is waiting for input",
                    m.input_bound == "highly" ? "HIGHLY" : m.input_bound == "moderately" ? "MODERATELY" : "NOT",
                    pct(m.breakdown.input)));

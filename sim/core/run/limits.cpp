@@ -53,7 +53,8 @@ bool reads_need_actors(const Scenario& s, const NodeSpec& trainer) {
   if (s.dataset.location != DataLocation::local)
     return true;
   const PipelineSpec& p = s.pipeline;
-  double drawn = (static_cast<double>(s.run.steps) + p.prefetch + 2.0) * trainer.accelerator_count *
+  double batches = static_cast<double>(s.run.steps * s.model.gradient_accumulation);
+  double drawn = (batches + p.prefetch + 2.0) * trainer.accelerator_count *
                  static_cast<double>(p.batch_size);
   for (const auto& st : p.stages)
     if (st.kind == StageKind::shuffle)

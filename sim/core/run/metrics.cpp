@@ -423,7 +423,8 @@ RunMetrics compute_metrics(const Scenario& sc, const SimulationOutput& out) {
   m.padded_fraction = n > 0 ? padded / n : 0;
   m.input_bound = classify_input_bound(m.breakdown.input);
   m.accelerator_utilization = m.breakdown.device_compute;
-  double global_batch = static_cast<double>(sc.pipeline.batch_size) * out.ranks;
+  // A step is gradient_accumulation batches on every rank.
+  double global_batch = static_cast<double>(sc.pipeline.batch_size * sc.model.gradient_accumulation) * out.ranks;
   m.throughput = m.step_mean > 0 ? global_batch / m.step_mean : 0;
   m.samples_consumed = global_batch * static_cast<double>(sc.run.steps);
   m.dataset_samples = static_cast<double>(sc.dataset.samples);

@@ -147,6 +147,7 @@ JobContext Scenario::job_context() const {
   j.dataset = &dataset;
   j.storage = &storage;
   j.run = &run;
+  j.micro_batches = model.gradient_accumulation;
   j.job_trainer_nodes = trainer_nodes();
   return j;
 }

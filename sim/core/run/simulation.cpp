@@ -97,7 +97,9 @@ SimulationOutput simulate(const Scenario& scenario, const SimulationOptions& opt
     ps.first_rank = rank;
     // The pipeline keeps producing until the trainers stop (its actors are daemons), so the last steps
     // see the same contention as the others; tokens bound how far it runs ahead.
-    ps.batches_per_queue = scenario.run.pipeline_stops_after_last_batch ? scenario.run.steps : -1;
+    ps.batches_per_queue = scenario.run.pipeline_stops_after_last_batch
+                               ? scenario.run.steps * scenario.model.gradient_accumulation
+                               : -1;
     for (size_t k = 0; k < node.accelerators.size(); ++k) {
       // Per-accelerator loaders (pytorch, keras) yield their batches in order (batch_queue.hpp).
       queues.push_back(std::make_unique<BatchQueue>(

@@ -1,7 +1,15 @@
-// Multi-head self-attention on [S, D] with H heads (head width d = D/H):
-// QKV projection, scores Q K^T (B*H batched S x S x d), softmax in fp32 under
-// mixed precision, context P V, output projection. The scores and context
-// GEMMs are counted in full (no causal halving), as dense kernels run them.
+// Multi-head self-attention on [S, D] with H heads (head width d = D/H), as an
+// eager framework runs it (Hugging Face's and NVIDIA's BERT and GPT-2 modules):
+// QKV projection, scores Q K^T (B*H batched S x S x d), the scaling by
+// 1/sqrt(d), the mask (BERT's additive padding mask, GPT-2's causal
+// torch.where), softmax in fp32 under mixed precision, dropout on the
+// probabilities, context P V, output projection. Each step between the two
+// batched GEMMs is its own kernel over the B*H*S*S scores: at sequence 512 they
+// move more bytes than the GEMMs do. A compiling stack fuses that chain (fusion
+// pass). The scores and context GEMMs are counted in full (no causal halving),
+// as dense kernels run them.
+// Ignores: fused attention kernels (FlashAttention, cuDNN's fused MHA), which
+// never write the S x S scores.
 #include "sim/core/base/errors.hpp"
 #include "sim/pipeline/step_graph/layer_builders.hpp"
 
@@ -38,11 +46,28 @@ LayerOutput build_attention(const LayerSpec& l, const Shape& in, long batch) {
   scores.out_elements = b * l.heads * S * S;
   out.ops.push_back(scores);
 
+  // One elementwise kernel over the scores: reads them, writes them.
+  auto over_scores = [&](const std::string& suffix, double flops_per_element) {
+    Op op = make(suffix, OpKind::elementwise, PrecisionClass::follow_input);
+    op.in_elements = op.out_elements = scores.out_elements;
+    op.flops = Flops(flops_per_element * scores.out_elements);
+    return op;
+  };
+  out.ops.push_back(over_scores("scale", 1.0));
+  if (l.mask == "padding") { // scores + mask[B,1,1,S]: the gradient passes to the scores unchanged
+    out.ops.push_back(over_scores("mask", 1.0));
+    out.ops.back().gradient_passes_through = true;
+  } else if (l.mask == "causal") { // torch.where(causal, scores, -inf): its gradient is a where of its own
+    out.ops.push_back(over_scores("causal_mask", 1.0));
+  }
+
   Op softmax = make("softmax", OpKind::reduction, PrecisionClass::needs_fp32);
   softmax.in_elements = 2.0 * scores.out_elements; // max pass + normalising pass
   softmax.out_elements = scores.out_elements;
   softmax.flops = Flops(5.0 * scores.out_elements);
   out.ops.push_back(softmax);
+  if (l.rate > 0.0)
+    out.ops.push_back(over_scores("probs_dropout", 2.0));
 
   Op context = make("context", OpKind::matmul, PrecisionClass::matrix);
   context.dims = {{"batch", batch}, {"m", s}, {"n", head}, {"k", s}};

@@ -31,12 +31,13 @@ struct LayerSpec {
   bool bias = true;           // conv2d, conv2d_transpose, dense
   bool tied_weights = false;  // dense: its weight matrix is an embedding table's, counted once (GPT-2's LM head)
   std::string activation;     // activation layers, or fused after conv/dense ("" = none)
-  double rate = 0.0;          // dropout
+  double rate = 0.0;          // dropout; attention: dropout on the attention probabilities
   long vocab = 0;             // embedding
   long width = 0;             // embedding output width
   long positions = 0;         // embedding: learned position table size (0 = none)
   long token_types = 0;       // embedding: segment table size (0 = none)
   int heads = 0;              // attention
+  std::string mask = "none";  // attention: none | padding (additive, BERT) | causal (GPT-2)
   std::string loss = "softmax_crossentropy"; // loss
 };
 

@@ -175,19 +175,22 @@ ModelPreset vgg16(const PresetOptions& o) {
 
 } // namespace
 
-ModelPreset transformer_preset(const std::string& name, const PresetOptions& o); // model_presets_transformers.cpp
+// model_presets_transformers.cpp
+ModelPreset transformer_preset(const std::string& name, const PresetOptions& o);
+bool is_transformer_preset(const std::string& name);
 
 const std::vector<std::string>& model_preset_names() {
-  static const std::vector<std::string> names{"bert_base", "case4_cnn", "gpt2_small", "resnet18",
-                                              "resnet50",  "unet",      "vgg16"};
+  static const std::vector<std::string> names{"bert_base",   "bert_large", "case4_cnn", "gpt2_large", "gpt2_medium",
+                                              "gpt2_small",  "gpt2_xl",    "resnet18",  "resnet50",   "unet",
+                                              "vgg16"};
   return names;
 }
 
 std::vector<std::string> model_preset_options(const std::string& name) {
   if (name == "unet")
     return {"classes", "depth", "filters", "dropout"};
-  if (name == "bert_base" || name == "gpt2_small")
-    return {"sequence"};
+  if (is_transformer_preset(name))
+    return {"sequence", "layers", "width", "heads", "vocab"};
   if (name == "case4_cnn")
     return {};
   return {"classes"};
@@ -205,7 +208,7 @@ ModelPreset model_preset(const std::string& name, const PresetOptions& o, const 
     p = resnet(o, true, {3, 4, 6, 3});
   else if (name == "vgg16")
     p = vgg16(o);
-  else if (name == "bert_base" || name == "gpt2_small")
+  else if (is_transformer_preset(name))
     p = transformer_preset(name, o);
   else
     throw InternalError("unknown model preset '" + name + "'");

@@ -9,8 +9,11 @@
 //               (Ronneberger et al. 2015 layout with "same" padding)
 //   resnet18, resnet50   He et al. 2016, torchvision layout (stride on the 3x3, "v1.5")
 //   vgg16       Simonyan & Zisserman 2015, configuration D
-//   bert_base   Devlin et al. 2019: 12 layers, width 768, 12 heads, MLM head
-//   gpt2_small  Radford et al. 2019: 12 layers, width 768, 12 heads, tied LM head
+//   bert_base, bert_large   Devlin et al. 2019: 12 / 24 layers, width 768 / 1024, 12 / 16 heads, MLM head
+//   gpt2_small, gpt2_medium, gpt2_large, gpt2_xl   Radford et al. 2019: 12 / 24 / 36 / 48 layers, width 768 /
+//               1024 / 1280 / 1600, 12 / 16 / 20 / 25 heads, tied LM head
+//   (transformers take layers / width / heads / vocab to override the published size: e.g. a vocabulary padded
+//   to a multiple of 8, as NVIDIA's BERT recipes do, for the tensor cores)
 #pragma once
 
 #include "sim/pipeline/step_graph/layer_spec.hpp"
@@ -26,6 +29,10 @@ struct PresetOptions {
   long filters = 64;     // unet base filters
   double dropout = 0.5;  // unet
   long sequence = 0;     // transformers: tokens per sample (0: the preset's default)
+  int layers = 0;        // transformers: 0 = the preset's published size, likewise width, heads, vocab
+  long width = 0;
+  int heads = 0;
+  long vocab = 0;
 };
 
 struct ModelPreset {

@@ -59,6 +59,7 @@ LayerSpec parse_layer(const ConfigNode& node, size_t index) {
   l.heads = static_cast<int>(node.get_integer("heads", l.type == "attention" ? std::nullopt
                                                                              : std::optional<long long>(0),
                                               1, 1024));
+  l.mask = node.get_choice("mask", {"none", "padding", "causal"}, "none");
   l.loss = node.get_choice("loss", {"softmax_crossentropy", "binary_crossentropy", "mse"}, "softmax_crossentropy");
   return l;
 }

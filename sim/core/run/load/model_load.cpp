@@ -9,7 +9,8 @@ namespace mlsim {
 namespace {
 
 ModelSpec parse_roofline(const ConfigNode& node) {
-  node.allow_only({"name", "forward_flops_per_sample", "bytes_per_sample", "parameters", "dtype"});
+  node.allow_only({"name", "forward_flops_per_sample", "bytes_per_sample", "parameters", "dtype",
+                   "gradient_accumulation"});
   ModelSpec m;
   m.name = node.get_string("name", "model");
   m.forward_flops_per_sample = node.get_quantity<Flops>("forward_flops_per_sample");
@@ -21,7 +22,7 @@ ModelSpec parse_roofline(const ConfigNode& node) {
 }
 
 ModelSpec parse_fixed_step(const ConfigNode& node) {
-  node.allow_only({"name", "step_time", "parameters"});
+  node.allow_only({"name", "step_time", "parameters", "gradient_accumulation"});
   ModelSpec m;
   m.name = node.get_string("name", "model");
   m.step_time = node.get_quantity<Seconds>("step_time");
@@ -44,7 +45,7 @@ Shape parse_shape(const ConfigNode& node) {
 }
 
 const std::vector<std::string> kCommonKeys{"name", "precision", "stack", "optimizer", "gradient_bucket",
-                                           "input_dtype", "layout"};
+                                           "input_dtype", "layout", "gradient_accumulation"};
 
 } // namespace
 
@@ -69,6 +70,10 @@ GraphModel parse_graph_model(const ConfigNode& node) {
     o.filters = node.get_integer("filters", 64, 1);
     o.dropout = node.get_number("dropout", 0.5, 0.0, 0.999);
     o.sequence = node.get_integer("sequence", 0, 1);
+    o.layers = static_cast<int>(node.get_integer("layers", 0, 1, 1000));
+    o.width = node.get_integer("width", 0, 1);
+    o.heads = static_cast<int>(node.get_integer("heads", 0, 1, 1024));
+    o.vocab = node.get_integer("vocab", 0, 1);
     ModelPreset p = model_preset(preset, o, node.has("input") ? parse_shape(node.child("input")) : Shape{});
     m.layers = std::move(p.layers);
     m.input = p.input;
@@ -106,7 +111,8 @@ GraphModel parse_graph_model(const ConfigNode& node) {
   return m;
 }
 
-ModelSpec parse_model(const ConfigNode& node) {
+namespace {
+ModelSpec parse_model_form(const ConfigNode& node) {
   if (node.has("step_time"))
     return parse_fixed_step(node);
   if (node.has("trace")) {
@@ -126,6 +132,14 @@ ModelSpec parse_model(const ConfigNode& node) {
   ModelSpec m;
   m.graph = parse_graph_model(node);
   m.name = m.graph->name;
+  return m;
+}
+
+} // namespace
+
+ModelSpec parse_model(const ConfigNode& node) {
+  ModelSpec m = parse_model_form(node);
+  m.gradient_accumulation = node.get_integer("gradient_accumulation", 1, 1, 1 << 20);
   return m;
 }
 
