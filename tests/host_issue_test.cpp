@@ -44,6 +44,54 @@ TEST(HostIssue, WithoutASyncOnlyTheHostsSurplusShowsOnceAStep) {
   EXPECT_NEAR(synced.total_wait.value(), 1.5e-3, 1e-12);
 }
 
+// Gradient accumulation, by hand: one forward/backward op (device 1 ms, host call 3 ms) and one optimizer op
+// (device 5 ms, no host time), the sync before the optimizer, 4 micro-batches. From the sync the optimizer
+// runs 0..5; micro-batch 0's op is issued at 3 and starts at 5 (no wait); micro-batch 1's is issued at 6,
+// the device free at 6 (no wait); micro-batch 2's is issued at 9, the device free since 7 (waits 2); every
+// later one waits 2 as well (host-bound: host 3 - device 1), so the walk stops there.
+TEST(HostIssue, AccumulatedMicroBatchesSpendTheOptimizersHeadStartThenWaitForTheHost) {
+  std::vector<Seconds> w = micro_batch_waits(ms({1, 5}), ms({3, 0}), 1, 4, true);
+  ASSERT_EQ(w.size(), 4u);
+  EXPECT_NEAR(w[0].value(), 0.0, 1e-12);
+  EXPECT_NEAR(w[1].value(), 0.0, 1e-12);
+  EXPECT_NEAR(w[2].value(), 2e-3, 1e-12);
+  EXPECT_NEAR(w[3].value(), 2e-3, 1e-12);
+  // A host faster than the device never waits, however many micro-batches: the walk stops at the second.
+  std::vector<Seconds> fast = micro_batch_waits(ms({3, 5}), ms({1, 0}), 1, 1000, true);
+  EXPECT_LE(fast.size(), 2u);
+  EXPECT_NEAR(fast.back().value(), 0.0, 1e-12);
+  // Without a sync: the step's surplus, 4 x (3 - 1) + (0 - 5) = 3 ms, spread over the 4 micro-batches.
+  std::vector<Seconds> ahead = micro_batch_waits(ms({1, 5}), ms({3, 0}), 1, 4, false);
+  ASSERT_EQ(ahead.size(), 1u);
+  EXPECT_NEAR(ahead[0].value(), 0.75e-3, 1e-12);
+}
+
+// In a simulation the accumulated step is the optimizer and the N micro-batches with those waits: a
+// host-bound dense stack (1 ms a call, tiny ops) at N = 6 takes the optimizer, then micro-batches at the host's
+// pace: step = device time of all ops + the waits of the walk.
+TEST(HostIssue, AnAccumulatedHostBoundStepRunsAtTheHostsPace) {
+  const std::string layers = "input: [64], layers: [{type: dense, units: 64}, {type: dense, units: 64}]";
+  const std::string stack = "stack: {preset: pytorch-eager, host_issue: {per_op: 1 ms}, loss_scale_sync: true}";
+  const std::string model = "{" + layers + ", precision: mixed_fp16, " + stack + ", gradient_accumulation: 6}";
+  StepPlan plan = plan_model(model, "a100-sxm4-80gb", 4);
+  ASSERT_FALSE(plan.micro_batch_host_wait.empty());
+  // Host-bound: every micro-batch after the first waits its calls less its device time.
+  double fb_calls = static_cast<double>(plan.optimizer_begin) * 1e-3, fb_device = 0;
+  for (size_t i = 0; i < plan.optimizer_begin; ++i)
+    fb_device += (plan.ops[i].duration - plan.ops[i].host_wait).value();
+  EXPECT_NEAR(plan.micro_batch_host_wait.back().value(), fb_calls - fb_device, 1e-9);
+  std::string yaml = fixtures::base_scenario(1, 0.001, 1.0);
+  yaml.replace(yaml.find("model:"), yaml.find("run:") - yaml.find("model:"),
+               "model: " + model + "\n");
+  auto j = fixtures::run(yaml, {"pipeline.workers=8"});
+  double expected = plan.host_issue_wait.value();
+  for (const PlannedOp& op : plan.ops)
+    expected += (op.duration - op.host_wait).value() * (&op - plan.ops.data() < static_cast<long>(plan.optimizer_begin) ? 6 : 1);
+  double step = j["step_time_s"]["mean"].get<double>();
+  EXPECT_GT(step, 6 * fb_calls); // at the host's pace
+  EXPECT_NEAR(step, expected, 0.02 * expected);
+}
+
 // A step of tiny ops, each far shorter on the device than the host's call: from the sync every op waits for its
 // call, so the device step is the calls (one per forward and backward op, one for the fused update however many
 // layers it updates) plus the device time of the op just before the sync (the last issued).

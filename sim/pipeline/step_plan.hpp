@@ -66,6 +66,10 @@ struct StepPlan {
   // The host issuing the ops (step_graph/host_issue.hpp): its time per step, and how long the device
   // waits for it (already in the device ops' durations, PlannedOp::host_wait).
   Seconds host_issue{0.0}, host_issue_wait{0.0};
+  // With gradient accumulation (more than one micro-batch a step): the device's wait for the host in each
+  // micro-batch's forward and backward, which then replaces their ops' host_wait; entry k for micro-batch
+  // k, the last entry for every later one (host_issue.hpp). Empty: one batch a step.
+  std::vector<Seconds> micro_batch_host_wait;
 };
 
 } // namespace mlsim

@@ -96,13 +96,17 @@ Batch Trainer::next_batch(StepRecord& r, double since, uint32_t track) {
   return batch;
 }
 
-double Trainer::run_device_ops(size_t begin, size_t end, double scale, bool trace, uint32_t track) {
+double Trainer::run_device_ops(size_t begin, size_t end, double scale, bool trace, uint32_t track,
+                               const HostWaits& waits) {
   const StepPlan& plan = *s_.plan;
   // The batch's compute scale stretches the kernels, not the device's wait for the host to issue them.
   auto kernel = [&](size_t i) { return (plan.ops[i].duration - plan.ops[i].host_wait).value() * scale; };
+  auto wait = [&](size_t i) {
+    return (i == begin ? waits.before_first : 0.0) + (waits.per_op ? plan.ops[i].host_wait.value() : 0.0);
+  };
   double total = 0;
   for (size_t i = begin; i < end; ++i)
-    total += plan.ops[i].host_wait.value() + kernel(i);
+    total += wait(i) + kernel(i);
   double t0 = sg4::Engine::get_clock();
   if (total > 0)
     sg4::this_actor::execute(total * kWorkPerSecond);
@@ -110,7 +114,7 @@ double Trainer::run_device_ops(size_t begin, size_t end, double scale, bool trac
     auto* rec = s_.recorder;
     double at = t0;
     for (size_t i = begin; i < end; ++i) {
-      if (double w = plan.ops[i].host_wait.value(); w > 0) { // the gap a profiler shows before the kernel
+      if (double w = wait(i); w > 0) { // the gap a profiler shows before the kernel
         rec->span(track, name_host_issue_, cat_host_issue_, at, at + w);
         at += w;
       }
@@ -152,10 +156,17 @@ void Trainer::run() {
     size_t seg = 0; // first device op not yet run
     double scale = 1.0;
     bool trace_ops = trace; // of many micro-batches, the first and the last are recorded op by op
+    // Accumulating: each micro-batch's forward and backward wait for the host as the plan's micro-batch
+    // walk says (host_issue.hpp), once before the micro-batch, instead of the one-batch step's per-op waits.
+    const bool micro_waits = micro_batches > 1 && !plan.micro_batch_host_wait.empty();
+    HostWaits waits;
     auto flush = [&](size_t upto) {
       if (upto > seg) {
         s_.communicator->hand_over(); // reduced while the device computes
-        r.device_compute += run_device_ops(seg, upto, scale, trace_ops, track);
+        HostWaits w = waits;
+        w.per_op = !micro_waits || seg >= plan.optimizer_begin;
+        r.device_compute += run_device_ops(seg, upto, scale, trace_ops, track, w);
+        waits.before_first = 0.0; // spent
       }
       seg = upto;
     };
@@ -175,6 +186,10 @@ void Trainer::run() {
       r.padded_fraction += batch.padded_fraction / static_cast<double>(micro_batches);
       scale = batch.compute_scale;
       trace_ops = trace && (micro == 0 || last);
+      if (micro_waits) {
+        const auto& w = plan.micro_batch_host_wait;
+        waits.before_first = w[std::min(static_cast<size_t>(micro), w.size() - 1)].value();
+      }
 
       if (job.pipeline->device_stage.present) {
         const auto& ds = job.pipeline->device_stage;

@@ -62,7 +62,12 @@ private:
   // The framework's receive (+ pin) cost of a batch on the node's cores.
   void receive(const Batch& b, uint32_t track, bool pin);
   // One segment: device ops [begin, end) merged into one exec.
-  double run_device_ops(size_t begin, size_t end, double scale, bool trace, uint32_t track);
+  // How the device waits for the host issuing the ops: before the first op, and per op (the plan's host_wait).
+  struct HostWaits {
+    double before_first = 0.0;
+    bool per_op = true;
+  };
+  double run_device_ops(size_t begin, size_t end, double scale, bool trace, uint32_t track, const HostWaits& waits);
 
   Setup s_;
   std::unique_ptr<BatchQueue> on_device_; // overlapped copy: batches already on the device

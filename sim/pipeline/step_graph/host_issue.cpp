@@ -1,6 +1,7 @@
 #include "sim/pipeline/step_graph/host_issue.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace mlsim {
 
@@ -31,6 +32,45 @@ HostIssue host_issue(const std::vector<Seconds>& device, const std::vector<Secon
     device_free = start + device[i].value();
   }
   return r;
+}
+
+std::vector<Seconds> micro_batch_waits(const std::vector<Seconds>& device, const std::vector<Seconds>& host,
+                                       size_t optimizer_begin, long micro_batches, bool sync) {
+  const size_t n = device.size(), fb = std::min(optimizer_begin, n);
+  if (!sync) { // the host runs ahead: only the step's surplus shows
+    double surplus = 0;
+    for (size_t i = 0; i < n; ++i) {
+      double times = i < fb ? static_cast<double>(micro_batches) : 1.0;
+      surplus += times * (host[i] - device[i]).value();
+    }
+    return {Seconds(std::max(0.0, surplus) / static_cast<double>(micro_batches))};
+  }
+  double issued = 0, device_free = 0; // both clocks from the sync
+  auto issue = [&](size_t i) {
+    issued += host[i].value();
+    const double start = std::max(device_free, issued);
+    const double wait = start - device_free;
+    device_free = start + device[i].value();
+    return wait;
+  };
+  for (size_t i = fb; i < n; ++i)
+    issue(i);
+  std::vector<Seconds> waits;
+  double lead = device_free - issued; // > 0: the host is ahead of the device
+  for (long m = 0; m < micro_batches; ++m) {
+    double w = 0;
+    for (size_t i = 0; i < fb; ++i)
+      w += issue(i);
+    const double next_lead = device_free - issued;
+    const bool repeats = !waits.empty() && std::abs(w - waits.back().value()) <= 1e-15 &&
+                         (std::abs(next_lead - lead) <= 1e-15 || (w == 0 && next_lead >= lead));
+    waits.push_back(Seconds(w));
+    if (repeats) // the same state again (host-bound), or a host ever further ahead that never waits
+      break;
+    lead = next_lead;
+    issued -= device_free, device_free = 0; // keep both clocks small
+  }
+  return waits;
 }
 
 } // namespace mlsim

@@ -13,6 +13,11 @@
 // step's forward and backward are issued from an idle device. The step is cyclic, so the walk starts
 // at the sync and wraps around. Without a sync the host runs ahead of the device; in the steady state
 // the step takes max(device, host) and the device waits max(0, host - device), put on the step's first op.
+// With gradient accumulation (N micro-batches a step, the sync before the one optimizer step) the cycle
+// is [optimizer, forward + backward x N]: the host's head start from the optimizer's kernels is spent by
+// the first micro-batches, and where the host is slower than the device (small micro-batches) every
+// micro-batch after it waits host - device. micro_batch_waits() walks that cycle; without a sync it gives
+// the steady state, max(0, host - device) over the whole step, spread evenly over the micro-batches.
 // Ignores: the launch queue's depth (the host is never held back by a full queue); host work between
 // ops that is not a call (Python control flow, the data loader's hand-over, logging); a per-op host
 // cost that varies with the op's kind or arguments (one mean figure per stack); the host's
@@ -37,5 +42,12 @@ struct HostIssue {
 // issue it; sync: the op before which the host waits for the device (none: the host runs ahead).
 HostIssue host_issue(const std::vector<Seconds>& device, const std::vector<Seconds>& host,
                      std::optional<size_t> sync);
+
+// The device's wait for the host in each of `micro_batches` micro-batches of ops [0, optimizer_begin)
+// (summed over the micro-batch), the ops from optimizer_begin on run once after them. With `sync` the walk
+// starts at the sync before the optimizer. Returns the first k waits; micro-batches from k on wait the last
+// (the walk stops once it repeats).
+std::vector<Seconds> micro_batch_waits(const std::vector<Seconds>& device, const std::vector<Seconds>& host,
+                                       size_t optimizer_begin, long micro_batches, bool sync);
 
 } // namespace mlsim

@@ -45,7 +45,7 @@ Seconds host_call(const StackProfile& stack, const Op& op, size_t i, size_t opti
 }
 
 // The device's waits for the host issuing the ops (host_issue.hpp), added to the ops they delay.
-void add_host_issue(const GraphModel& model, const OpGraph& g, StepPlan& plan) {
+void add_host_issue(const GraphModel& model, const OpGraph& g, StepPlan& plan, long micro_batches) {
   const StackProfile& stack = model.stack;
   if (stack.host_per_op.value() <= 0 && stack.host_per_optimizer_call.value() <= 0)
     return;
@@ -70,6 +70,19 @@ void add_host_issue(const GraphModel& model, const OpGraph& g, StepPlan& plan) {
   }
   plan.host_issue = issue.host;
   plan.host_issue_wait = issue.total_wait;
+  if (micro_batches <= 1)
+    return;
+  // A step of N micro-batches: the host time and the device's wait for the whole step.
+  plan.micro_batch_host_wait = micro_batch_waits(device, host, plan.optimizer_begin, micro_batches, sync.has_value());
+  Seconds host_fb{0.0}, wait{0.0};
+  for (size_t i = 0; i < plan.optimizer_begin && i < host.size(); ++i)
+    host_fb += host[i];
+  for (size_t i = plan.optimizer_begin; i < plan.ops.size(); ++i)
+    wait += plan.ops[i].host_wait;
+  for (long m = 0; m < micro_batches; ++m)
+    wait += plan.micro_batch_host_wait[std::min(static_cast<size_t>(m), plan.micro_batch_host_wait.size() - 1)];
+  plan.host_issue = issue.host + host_fb * static_cast<double>(micro_batches - 1);
+  plan.host_issue_wait = wait;
 }
 
 // The stack's own max-pool kernels (stack_profile.hpp): the forward's SM cycles per output element, the input
@@ -120,7 +133,8 @@ StepGraph build_step_graph(const GraphModel& model, const AcceleratorSpec& acc, 
   return s;
 }
 
-StepPlan plan_graph_step(const GraphModel& model, const AcceleratorSpec& acc, long batch, const HostSpeed& host) {
+StepPlan plan_graph_step(const GraphModel& model, const AcceleratorSpec& acc, long batch, const HostSpeed& host,
+                         long micro_batches) {
   StepGraph s = build_step_graph(model, acc, batch, host);
   const OpGraph& g = s.training.graph;
   StepPlan plan;
@@ -170,7 +184,7 @@ StepPlan plan_graph_step(const GraphModel& model, const AcceleratorSpec& acc, lo
   plan.optimizer_state_bytes = s.memory.optimizer_state;
   plan.activations_bytes = s.memory.activations;
   plan.allocator_bytes = s.memory.allocator;
-  add_host_issue(model, g, plan);
+  add_host_issue(model, g, plan, micro_batches);
   return plan;
 }
 

@@ -30,6 +30,7 @@ struct StepGraph {
 // Throws InputError when the step does not fit in the accelerator's memory.
 StepGraph build_step_graph(const GraphModel& model, const AcceleratorSpec& acc, long batch, const HostSpeed& host);
 
-StepPlan plan_graph_step(const GraphModel& model, const AcceleratorSpec& acc, long batch, const HostSpeed& host);
+StepPlan plan_graph_step(const GraphModel& model, const AcceleratorSpec& acc, long batch, const HostSpeed& host,
+                         long micro_batches = 1);
 
 } // namespace mlsim
