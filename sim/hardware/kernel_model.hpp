@@ -76,6 +76,7 @@ struct KernelParams {
   std::map<std::string, double> norm_fraction;      // "nhwc" / "nchw": cuDNN batch norm's fraction of HBM
   std::map<std::string, Seconds> norm_latency;      // ... and its latency; absent: a plain memory-bound kernel
   std::map<DType, double> conv_efficiency;          // cuDNN's autotuned convolutions / this model's time
+  double attention_fraction = 0.0;                  // of the matrix peak, a fused attention kernel (0: the GEMM model)
   std::string source;                               // where the figures come from
 
   bool has_tiles() const { return sm_count > 0; }

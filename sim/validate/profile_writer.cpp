@@ -339,6 +339,8 @@ static void accelerator_with_kernels(YAML::Emitter& y, const AcceleratorProfile&
   }
   if (!p.conv_efficiency.empty())
     fractions("conv_efficiency", p.conv_efficiency);
+  if (p.attention_fraction > 0) // the preset's, carried: calibrate --gpu does not measure attention kernels
+    y << YAML::Key << "attention_fraction" << YAML::Value << round4(p.attention_fraction);
   y << YAML::EndMap;
   y << YAML::EndMap;
 }

@@ -82,6 +82,19 @@ Op weight_gradient(const Op& fwd) {
   return b;
 }
 
+// FlashAttention's backward (Dao 2023, FlashAttention-2, section 3.2): recomputes the scores from Q and K and runs
+// five GEMMs to the forward's two, 2.5x its FLOPs; reads Q, K, V, the output and its gradient (and the row
+// statistics), writes the gradients of Q, K and V.
+Op fused_attention_gradient(const Op& fwd) {
+  Op b = backward_of(fwd, "grad");
+  b.flops = fwd.flops * 2.5;
+  const double context = fwd.in_elements / 3.0; // B S D
+  b.in_elements = fwd.in_elements + fwd.out_elements + context;
+  b.out_elements = fwd.in_elements;
+  b.param_elements = 0.0;
+  return b;
+}
+
 Op generic_gradient(const Op& fwd) {
   Op b = backward_of(fwd, fwd.kind == OpKind::cast ? "cast_back" : "grad");
   if (fwd.kind == OpKind::cast) {
@@ -159,7 +172,9 @@ TrainingGraph add_backward_and_optimizer(const OpGraph& forward, Optimizer optim
     for (size_t p : forward.producers(r))
       upstream_needs = upstream_needs || needs_grad[p];
     std::vector<size_t> made;
-    if (is_matrix_kind(fwd.kind)) {
+    if (fwd.fused_attention) {
+      made.push_back(grad_in[r] = g.add(fused_attention_gradient(fwd)));
+    } else if (is_matrix_kind(fwd.kind)) {
       if (upstream_needs)
         made.push_back(grad_in[r] = g.add(input_gradient(fwd)));
       bool has_weights = fwd.param_elements > 0; // tied weights (no owned parameters) still get a gradient

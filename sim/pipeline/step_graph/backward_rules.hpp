@@ -64,6 +64,7 @@ struct TrainingGraph {
 Op input_gradient(const Op& fwd);
 Op weight_gradient(const Op& fwd);
 Op generic_gradient(const Op& fwd);
+Op fused_attention_gradient(const Op& fwd);
 
 // How the framework runs the update of one weight tensor (the stack's optimizer_kernels and zero_grad).
 struct OptimizerRun {

@@ -31,7 +31,7 @@ const std::map<std::string, std::vector<std::string>>& type_keys() {
       {"layer_norm", {}},
       {"softmax", {}},
       {"embedding", {"vocab", "width", "positions", "token_types"}},
-      {"attention", {"heads", "rate", "mask"}},
+      {"attention", {"heads", "rate", "mask", "implementation"}},
       {"loss", {"loss"}},
   };
   return keys;

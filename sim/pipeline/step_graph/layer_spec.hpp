@@ -38,6 +38,7 @@ struct LayerSpec {
   long token_types = 0;       // embedding: segment table size (0 = none)
   int heads = 0;              // attention
   std::string mask = "none";  // attention: none | padding (additive, BERT) | causal (GPT-2)
+  bool fused_kernel = false;  // attention: one fused kernel (FlashAttention, SDPA) instead of eager kernels
   std::string loss = "softmax_crossentropy"; // loss
 };
 

@@ -190,7 +190,7 @@ std::vector<std::string> model_preset_options(const std::string& name) {
   if (name == "unet")
     return {"classes", "depth", "filters", "dropout"};
   if (is_transformer_preset(name))
-    return {"sequence", "layers", "width", "heads", "vocab"};
+    return {"sequence", "layers", "width", "heads", "vocab", "attention"};
   if (name == "case4_cnn")
     return {};
   return {"classes"};

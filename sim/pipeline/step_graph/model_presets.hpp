@@ -33,6 +33,7 @@ struct PresetOptions {
   long width = 0;
   int heads = 0;
   long vocab = 0;
+  bool fused_attention = false; // transformers: attention: fused (FlashAttention / SDPA) instead of eager kernels
 };
 
 struct ModelPreset {

@@ -64,11 +64,13 @@ TransformerSize size_of(const std::string& name, const PresetOptions& o) {
   return z;
 }
 
-LayerSpec attention(const std::string& name, int heads, const std::string& mask, std::vector<std::string> inputs = {}) {
+LayerSpec attention(const std::string& name, int heads, const std::string& mask, const PresetOptions& o,
+                    std::vector<std::string> inputs = {}) {
   LayerSpec l = make("attention", name, std::move(inputs));
   l.heads = heads;
   l.mask = mask;
   l.rate = kDropout;
+  l.fused_kernel = o.fused_attention;
   return l;
 }
 
@@ -82,7 +84,7 @@ ModelPreset bert(const TransformerSize& z, const PresetOptions& o) {
   std::string x = "embeddings_dropout";
   for (int i = 0; i < z.layers; ++i) {
     std::string n = std::string("layer") + std::to_string(i);
-    L.push_back(attention(n + "_attention", z.heads, "padding", {x}));
+    L.push_back(attention(n + "_attention", z.heads, "padding", o, {x}));
     L.push_back(dropout(n + "_attention_dropout"));
     L.push_back(make("add", n + "_attention_add", {x, n + "_attention_dropout"}));
     L.push_back(make("layer_norm", n + "_attention_ln"));
@@ -113,7 +115,7 @@ ModelPreset gpt2(const TransformerSize& z, const PresetOptions& o) {
   for (int i = 0; i < z.layers; ++i) {
     std::string n = std::string("h") + std::to_string(i);
     L.push_back(make("layer_norm", n + "_ln1", {x}));
-    L.push_back(attention(n + "_attention", z.heads, "causal"));
+    L.push_back(attention(n + "_attention", z.heads, "causal", o));
     L.push_back(dropout(n + "_attention_dropout"));
     L.push_back(make("add", n + "_attention_add", {x, n + "_attention_dropout"}));
     L.push_back(make("layer_norm", n + "_ln2"));

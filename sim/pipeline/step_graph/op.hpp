@@ -72,6 +72,7 @@ struct Op {
                                      // stack max_pool): it takes at least sm_cycles / (SMs x boost clock)
   bool statistics_pass = false;      // a normalisation: reads its input once for statistics, once to normalise
   bool gradient_passes_through = false; // an add: autograd hands its output's gradient to its inputs, no kernel
+  bool fused_attention = false;      // FlashAttention-style: scores never written; backward recomputes them
   int kernels = 1;                   // kernels it launches one after another (a per-op optimizer update: several)
   std::string note;                  // why it exists, for casts: "mixed precision", "stack fp32 fallback"
 

@@ -97,7 +97,12 @@ OpCost cost_device_op(const Op& op, const AcceleratorSpec& acc) {
   const auto& tiles = c.matrix_path ? kp.matrix_tiles : kp.vector_tiles;
   Seconds compute = c.executed_flops / (c.peak * fraction);
   double m = 0, n = 0, k = 0;
-  if (kp.has_tiles() && !tiles.empty() && acc.matrix_unit_size == 0 && gemm_view(op, m, n, k)) {
+  if (op.fused_attention && c.matrix_path && kp.attention_fraction > 0) {
+    // A fused attention kernel at the fraction of the peak published for such kernels on this GPU.
+    compute = c.executed_flops / (c.peak * kp.attention_fraction);
+    c.why = fmt::format("fused attention kernel at {:.0f} % of peak (kernels.attention_fraction)",
+                        100 * kp.attention_fraction);
+  } else if (kp.has_tiles() && !tiles.empty() && acc.matrix_unit_size == 0 && gemm_view(op, m, n, k)) {
     GemmTiming g = gemm_time(kp, c.matrix_path, m, n, k, c.peak, fraction, acc.memory_bandwidth * kp.memory_fraction);
     compute = g.total();
     c.why = gemm_why(g, kp.sm_count);

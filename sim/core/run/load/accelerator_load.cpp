@@ -110,7 +110,7 @@ KernelParams parse_kernel_params(const ConfigNode& node) {
     return p;
   node.allow_only({"source", "sm_count", "matrix_tiles", "vector_tiles", "saturating_reuse",
                    "vector_saturating_reuse", "matrix_fraction", "vector_fraction", "memory_fraction",
-                   "memory_latency", "norm_fraction", "norm_latency", "conv_efficiency"});
+                   "memory_latency", "norm_fraction", "norm_latency", "conv_efficiency", "attention_fraction"});
   p.source = node.get_string("source", "");
   p.sm_count = static_cast<int>(node.get_integer("sm_count", 0, 0, 100000));
   if (node.has("matrix_tiles"))
@@ -136,6 +136,7 @@ KernelParams parse_kernel_params(const ConfigNode& node) {
       p.norm_latency[layout] = l.get_quantity<Seconds>(layout, Seconds(0.0), false);
   }
   p.conv_efficiency = parse_fractions(node.child("conv_efficiency"));
+  p.attention_fraction = node.get_number("attention_fraction", 0.0, 0.0, 1.0);
   return p;
 }
 

@@ -60,6 +60,7 @@ LayerSpec parse_layer(const ConfigNode& node, size_t index) {
                                                                              : std::optional<long long>(0),
                                               1, 1024));
   l.mask = node.get_choice("mask", {"none", "padding", "causal"}, "none");
+  l.fused_kernel = node.get_choice("implementation", {"eager", "fused"}, "eager") == "fused";
   l.loss = node.get_choice("loss", {"softmax_crossentropy", "binary_crossentropy", "mse"}, "softmax_crossentropy");
   return l;
 }

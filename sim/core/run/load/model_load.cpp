@@ -74,6 +74,7 @@ GraphModel parse_graph_model(const ConfigNode& node) {
     o.width = node.get_integer("width", 0, 1);
     o.heads = static_cast<int>(node.get_integer("heads", 0, 1, 1024));
     o.vocab = node.get_integer("vocab", 0, 1);
+    o.fused_attention = node.get_choice("attention", {"eager", "fused"}, "eager") == "fused";
     ModelPreset p = model_preset(preset, o, node.has("input") ? parse_shape(node.child("input")) : Shape{});
     m.layers = std::move(p.layers);
     m.input = p.input;
