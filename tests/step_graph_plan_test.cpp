@@ -177,6 +177,22 @@ TEST(StepGraphPlan, PerOpOptimizerPaysAKernelPerStepAndTensorAndZeroFillAFillPer
   EXPECT_THROW(model("{preset: resnet50, stack: {preset: pytorch-eager, optimizer_kernels: foreach}}"), InputError);
 }
 
+// LAMB (You et al. 2020) fused as apex's FusedLAMB: stage 1 reads gradient, two moments and weights and writes the
+// moments and the update (4 in, 3 out), the layer norms read weights and update (2 in), stage 2 reads both and
+// writes the weights (2 in, 1 out): 8 tensor passes in and 4 out, against fused Adam's 4 and 3. One dense layer
+// of P fp32 weights: 5 more passes of 4 P bytes at the HBM rate, same kernel count; the same two moments of state.
+TEST(StepGraphPlan, FusedLambMovesFiveMoreWeightPassesThanAdam) {
+  const std::string layer = "input: [4096], layers: [{type: dense, units: 4096}]";
+  StepPlan adam = plan_model("{" + layer + ", optimizer: adam}", "a100-sxm4-80gb", 8);
+  StepPlan lamb = plan_model("{" + layer + ", optimizer: lamb}", "a100-sxm4-80gb", 8);
+  const AcceleratorSpec a = accelerator_preset("a100-sxm4-80gb");
+  const double params = 4096.0 * 4096.0 + 4096.0;
+  const double expected = 5.0 * 4.0 * params / (a.memory_bandwidth.value() * a.kernels.memory_fraction) /
+                          a.efficiency_for("elementwise");
+  EXPECT_NEAR(optimizer_seconds(lamb) - optimizer_seconds(adam), expected, 1e-9 * expected);
+  EXPECT_DOUBLE_EQ(lamb.optimizer_state_bytes.value(), adam.optimizer_state_bytes.value());
+}
+
 // The per-op optimizer loops over parameter tensors, not layers: torchvision's ResNet-50 has 161 of them
 // (len(list(resnet50().parameters())): 53 conv weights, 53 x 2 batch-norm scales and shifts, the fc weight and
 // bias) in 107 layers. So the PyTorch 1.x stack runs 161 x (3 + 1) = 644 optimizer kernels where the fused one

@@ -11,6 +11,7 @@ int optimizer_state_tensors(Optimizer o) {
   case Optimizer::momentum: return 1;
   case Optimizer::rmsprop: return 1;
   case Optimizer::adam: return 2;
+  case Optimizer::lamb: return 2; // Adam's two moments
   }
   return 0;
 }
@@ -18,12 +19,18 @@ int optimizer_state_tensors(Optimizer o) {
 UpdatePasses update_passes(Optimizer optimizer, OptimizerKernels kernels) {
   const double states = optimizer_state_tensors(optimizer);
   UpdatePasses p{1, 2.0 + states, 1.0 + states}; // fused: weights, gradient, state in; weights, state out
+  // Fused LAMB (apex's FusedLAMB): stage 1 reads gradient, moments and weights and writes the moments and the
+  // update; the norms read the weights and the update; stage 2 reads both and writes the weights.
+  if (optimizer == Optimizer::lamb)
+    p = {1, 4.0 + 2.0 + 2.0, 3.0 + 1.0};
   if (kernels == OptimizerKernels::per_op) {
     switch (optimizer) {
     case Optimizer::sgd: p = {1, 2.0, 1.0}; break;
     case Optimizer::momentum: p = {3, 5.0, 3.0}; break;
     case Optimizer::rmsprop: p = {5, 8.0, 5.0}; break;
     case Optimizer::adam: p = {8, 12.0, 8.0}; break;
+    // Adam's eight, then norm(w), norm(u), u += wd w, w -= lr ratio u: two reductions and two axpys.
+    case Optimizer::lamb: p = {12, 18.0, 10.0}; break;
     }
   }
   return p;
@@ -39,6 +46,7 @@ double optimizer_flops_per_weight(Optimizer o) {
   case Optimizer::momentum: return 4.0;
   case Optimizer::rmsprop: return 6.0;
   case Optimizer::adam: return 12.0;
+  case Optimizer::lamb: return 18.0; // Adam's, two squared norms, the weight decay and the scaled step
   }
   return 2.0;
 }

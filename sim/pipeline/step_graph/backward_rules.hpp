@@ -36,11 +36,13 @@
 
 namespace mlsim {
 
-enum class Optimizer { sgd, momentum, rmsprop, adam };
+// lamb: You et al. 2020 (Algorithm 2): Adam's moments, then per layer the norms of the weights and of the update
+// and the update scaled by their ratio (BERT pre-training's optimizer).
+enum class Optimizer { sgd, momentum, rmsprop, adam, lamb };
 template <> struct EnumNames<Optimizer> {
-  static constexpr std::array<std::pair<Optimizer, std::string_view>, 4> table{{
+  static constexpr std::array<std::pair<Optimizer, std::string_view>, 5> table{{
       {Optimizer::sgd, "sgd"}, {Optimizer::momentum, "momentum"}, {Optimizer::rmsprop, "rmsprop"},
-      {Optimizer::adam, "adam"}}};
+      {Optimizer::adam, "adam"}, {Optimizer::lamb, "lamb"}}};
 };
 int optimizer_state_tensors(Optimizer o);
 
