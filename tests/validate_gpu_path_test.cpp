@@ -234,3 +234,22 @@ TEST(ValidateGpuPath, ConvolutionsAndBatchNormsRoundTripAndBadFieldsAreNamed) {
   }
   std::filesystem::remove(path);
 }
+
+// The device check's transformer-kernel script (fused attention, the LM head aligned and not) says plainly that
+// it needs a GPU and exits 0 where there is none; where there is one it measures, and must still exit 0.
+TEST(ValidateGpuPath, TransformerKernelScriptExitsCleanlyWithoutAGpu) {
+  if (std::system("/usr/bin/python3 -c 'import torch' > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "no python3 with torch";
+  const std::string out = mlsim::fixtures::scratch_dir() + "transformer.json";
+  const std::string log = mlsim::fixtures::scratch_dir() + "transformer.log";
+  int rc = std::system(("/usr/bin/python3 " + mlsim::fixtures::source_path("sim/validate/gpu/transformer_kernels.py") +
+                        " --out " + out + " --peak-tflops 312 > " + log + " 2>&1")
+                           .c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  EXPECT_EQ(WEXITSTATUS(rc), 0);
+  std::ifstream in(log);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!std::filesystem::exists(out))
+    EXPECT_NE(text.str().find("needs a CUDA GPU"), std::string::npos) << text.str();
+}

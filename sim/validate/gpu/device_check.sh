@@ -14,7 +14,8 @@
 # run: nvidia-smi; mlsim-gpu-measure, full sweep (the GPU alone: cuBLAS GEMMs,
 #   HBM, PCIe, and cuDNN convolutions when cuDNN is there; rebuilt with nvcc if
 #   the carried one does not start) -> gpu.json; ResNet-50 training steps in
-#   eager PyTorch (rn50_torch_steps.py) -> rn50.json; the kernel-model fit of
+#   eager PyTorch (rn50_torch_steps.py) -> rn50.json; fused attention's fraction of the peak and the LM-head
+#   GEMM at an unaligned and a padded vocabulary (transformer_kernels.py) -> transformer.json; the kernel-model fit of
 #   gpu.json and its table of achieved vs datasheet efficiency per op class
 #   -> gpu-fit.yaml and calibrate.txt; mlsim calibrate --quick --gpu required
 #   -> profile.yaml; mlsim validate --quick on it -> validate.json. Logs go to
@@ -82,6 +83,17 @@ run)
     timeout 240 env -u LD_LIBRARY_PATH python3 sim/validate/gpu/rn50_torch_steps.py --out "$OUT/rn50.json" >> "$log" 2>&1
     echo "rn50_torch_steps: exit $?" >> "$log"
   fi
+  # 2b. Transformer kernels: fused attention's fraction of the peak and the unaligned LM-head GEMM
+  #     (transformer_kernels.py; the bf16 dense peak from the preset of the GPU nvidia-smi names).
+  peak=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 |
+    awk '/H100|H200/ {print 989.4; next} /A100/ {print 312; next} {print 0}')
+  if [ "${peak:-0}" != 0 ]; then
+    timeout 120 env -u LD_LIBRARY_PATH python3 sim/validate/gpu/transformer_kernels.py --out "$OUT/transformer.json" \
+      --peak-tflops "$peak" >> "$log" 2>&1
+    echo "transformer_kernels: exit $?" >> "$log"
+  else
+    echo "transformer_kernels: skipped (no bf16 peak known for this GPU)" >> "$log"
+  fi
   # 3. The kernel-model fit of the measurements (no GPU needed) and its efficiency table.
   .device/mlsim calibrate --gpu-results "$OUT/gpu.json" --out "$OUT/gpu-fit.yaml" > "$txt" 2>&1
   echo "calibrate --gpu-results: exit $?" >> "$txt"
@@ -95,7 +107,7 @@ run)
     echo "validate: skipped (calibrate wrote no profile)" >> "$txt"
   fi
   awk '/^achieved vs datasheet/ {on = 1; print; next} on && /^  / {print; next} {on = 0}' "$txt"
-  grep -E '^(amp|tf32|fp32)|exit' "$log"
+  grep -E '^(amp|tf32|fp32|sdpa|lm_head)|exit' "$log"
   grep -E 'exit' "$txt"
   ;;
 *)
