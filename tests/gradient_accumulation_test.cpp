@@ -30,6 +30,10 @@ TEST(GradientAccumulation, EveryMicroBatchIsABatchOfInput) {
   EXPECT_NEAR(throughput(j), 400.0, 0.01 * 400.0);
   EXPECT_NEAR(step_s(j), 3 * 32 / 400.0, 0.01 * 3 * 32 / 400.0);
   EXPECT_EQ(j["input_bound"], "highly");
+  // The same through the serialised copy (the default above is tf.data's pinned, overlapped copier).
+  auto serial = fixtures::run(fixtures::base_scenario(1, 10.0, 0.001),
+                              {"pipeline.workers=4", "model.gradient_accumulation=3", "pipeline.copy=serialized"});
+  EXPECT_NEAR(throughput(serial), 400.0, 0.01 * 400.0);
 }
 
 // 8 ranks, 100 M fp32 parameters, a tiny model: the all-reduce is the step at N = 1. With N = 4 the ring

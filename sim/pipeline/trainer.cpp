@@ -78,7 +78,7 @@ Batch Trainer::next_batch(StepRecord& r, double since, uint32_t track) {
     r.input += copying_from - since;
     r.h2d += t - copying_from;
     rec->span(track, name_wait_, cat_input_, since, copying_from);
-    if (r.h2d > 0)
+    if (t > copying_from)
       rec->span(track, name_h2d_, cat_h2d_, copying_from, t);
     return batch;
   }
