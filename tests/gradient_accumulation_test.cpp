@@ -44,6 +44,10 @@ TEST(GradientAccumulation, GradientsAreReducedOnceAStep) {
   auto j = fixtures::run(fixtures::base_scenario(8, 0.01, 0.001, 100e6),
                          {"pipeline.workers=16", "model.gradient_accumulation=4"});
   EXPECT_NEAR(j["breakdown"]["collective"].get<double>() * step_s(j), ring, 0.02 * ring);
+  // gradient_sync: micro_batch (DDP without no_sync): every micro-batch's backward reduces, four rings a step.
+  auto every = fixtures::run(fixtures::base_scenario(8, 0.01, 0.001, 100e6),
+                             {"pipeline.workers=16", "model.gradient_accumulation=4", "model.gradient_sync=micro_batch"});
+  EXPECT_NEAR(every["breakdown"]["collective"].get<double>() * step_s(every), 4 * ring, 0.02 * 4 * ring);
 }
 
 // A step graph with an optimizer, the device the limit (the host's calls free: host_issue_test.cpp covers a

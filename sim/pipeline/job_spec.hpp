@@ -57,6 +57,7 @@ struct JobContext {
   const StorageSpec* storage = nullptr;
   const RunSpec* run = nullptr;
   long micro_batches = 1;    // batches per step (model.gradient_accumulation)
+  bool reduce_every_micro_batch = false; // model.gradient_sync: micro_batch
   int job_trainer_nodes = 1; // the job's trainer nodes share the dataset, folded or not
 };
 

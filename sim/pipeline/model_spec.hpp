@@ -44,6 +44,9 @@ struct ModelSpec {
   // own; the gradients are all-reduced during the last one's backward only (DDP's no_sync, Horovod's
   // backward_passes_per_step) and the optimizer runs once. A step is all of them.
   long gradient_accumulation = 1;
+  // With accumulation: reduce the gradients in every micro-batch's backward (DDP without no_sync, a recipe
+  // with allreduce_post_accumulation off) instead of once a step.
+  bool reduce_every_micro_batch = false;
 };
 
 struct StepContext {

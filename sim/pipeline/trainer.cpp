@@ -224,13 +224,15 @@ void Trainer::run() {
             rec->span(host_track, rec->intern(op.name), rec->intern("host"), h0, h1);
           seg = i + 1;
         }
-        if (last && !buckets_after[i].empty()) {
+        if ((last || job.reduce_every_micro_batch) && !buckets_after[i].empty()) {
           flush(i + 1);
           for (double bytes : buckets_after[i])
             s_.communicator->submit(bytes);
         }
       }
       flush(end);
+      if (!last && job.reduce_every_micro_batch)
+        wait_gradients(); // DDP's backward returns once its buckets are reduced
     }
     if (plan.optimizer_begin >= n_ops)
       wait_gradients();

@@ -148,6 +148,7 @@ JobContext Scenario::job_context() const {
   j.storage = &storage;
   j.run = &run;
   j.micro_batches = model.gradient_accumulation;
+  j.reduce_every_micro_batch = model.reduce_every_micro_batch;
   j.job_trainer_nodes = trainer_nodes();
   return j;
 }

@@ -10,7 +10,7 @@ namespace {
 
 ModelSpec parse_roofline(const ConfigNode& node) {
   node.allow_only({"name", "forward_flops_per_sample", "bytes_per_sample", "parameters", "dtype",
-                   "gradient_accumulation"});
+                   "gradient_accumulation", "gradient_sync"});
   ModelSpec m;
   m.name = node.get_string("name", "model");
   m.forward_flops_per_sample = node.get_quantity<Flops>("forward_flops_per_sample");
@@ -22,7 +22,7 @@ ModelSpec parse_roofline(const ConfigNode& node) {
 }
 
 ModelSpec parse_fixed_step(const ConfigNode& node) {
-  node.allow_only({"name", "step_time", "parameters", "gradient_accumulation"});
+  node.allow_only({"name", "step_time", "parameters", "gradient_accumulation", "gradient_sync"});
   ModelSpec m;
   m.name = node.get_string("name", "model");
   m.step_time = node.get_quantity<Seconds>("step_time");
@@ -45,7 +45,8 @@ Shape parse_shape(const ConfigNode& node) {
 }
 
 const std::vector<std::string> kCommonKeys{"name", "precision", "stack", "optimizer", "gradient_bucket",
-                                           "input_dtype", "layout", "gradient_accumulation"};
+                                           "input_dtype", "layout", "gradient_accumulation",
+                                           "gradient_sync"};
 
 } // namespace
 
@@ -141,6 +142,7 @@ ModelSpec parse_model_form(const ConfigNode& node) {
 ModelSpec parse_model(const ConfigNode& node) {
   ModelSpec m = parse_model_form(node);
   m.gradient_accumulation = node.get_integer("gradient_accumulation", 1, 1, 1 << 20);
+  m.reduce_every_micro_batch = node.get_choice("gradient_sync", {"step", "micro_batch"}, "step") == "micro_batch";
   return m;
 }
 
