@@ -54,13 +54,11 @@ TEST(GradientAccumulation, GradientsAreReducedOnceAStep) {
 // host-bound accumulated step): step(N) = N x (copy + forward + backward) + optimizer, so
 // N x step(1) - step(N) = (N - 1) x the optimizer's time, which the plan gives op by op.
 TEST(GradientAccumulation, TheOptimizerRunsOnceAStep) {
+  const std::string model = "{preset: resnet18, input: [64, 64, 3], optimizer: adam, precision: fp32, "
+                            "stack: {preset: pytorch1-eager, host_issue: {per_op: 0 s, per_optimizer_call: 0 s}}}";
   std::string yaml = fixtures::base_scenario(1, 0.01, 1.0);
-  yaml.replace(yaml.find("model:"), yaml.find("run:") - yaml.find("model:"),
-               "model:\n  preset: resnet18\n  input: [64, 64, 3]\n  optimizer: adam\n  precision: fp32\n"
-               "  stack: {preset: pytorch1-eager, host_issue: {per_op: 0 s, per_optimizer_call: 0 s}}\n");
-  StepPlan plan = fixtures::plan_model("{preset: resnet18, input: [64, 64, 3], optimizer: adam, precision: fp32, "
-                              "stack: {preset: pytorch1-eager, host_issue: {per_op: 0 s, per_optimizer_call: 0 s}}}",
-                              "a100-sxm4-40gb", 32);
+  yaml.replace(yaml.find("model:"), yaml.find("run:") - yaml.find("model:"), "model: " + model + "\n");
+  StepPlan plan = fixtures::plan_model(model, "a100-sxm4-40gb", 32);
   double optimizer = 0;
   for (const PlannedOp& op : plan.ops)
     if (op.phase == "optimizer")

@@ -12,6 +12,7 @@
 #include "sim/core/base/named_enum.hpp"
 #include "sim/core/base/units.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,10 @@ struct StepPlan {
   // micro-batch's forward and backward, which then replaces their ops' host_wait; entry k for micro-batch
   // k, the last entry for every later one (host_issue.hpp). Empty: one batch a step.
   std::vector<Seconds> micro_batch_host_wait;
+  // Micro-batch m's wait for the host (requires micro_batch_host_wait not empty).
+  Seconds micro_batch_wait(long m) const {
+    return micro_batch_host_wait[std::min(static_cast<size_t>(m), micro_batch_host_wait.size() - 1)];
+  }
 };
 
 } // namespace mlsim

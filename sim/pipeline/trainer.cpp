@@ -186,10 +186,8 @@ void Trainer::run() {
       r.padded_fraction += batch.padded_fraction / static_cast<double>(micro_batches);
       scale = batch.compute_scale;
       trace_ops = trace && (micro == 0 || last);
-      if (micro_waits) {
-        const auto& w = plan.micro_batch_host_wait;
-        waits.before_first = w[std::min(static_cast<size_t>(micro), w.size() - 1)].value();
-      }
+      if (micro_waits)
+        waits.before_first = plan.micro_batch_wait(micro).value();
 
       if (job.pipeline->device_stage.present) {
         const auto& ds = job.pipeline->device_stage;

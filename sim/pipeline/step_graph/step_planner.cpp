@@ -80,7 +80,7 @@ void add_host_issue(const GraphModel& model, const OpGraph& g, StepPlan& plan, l
   for (size_t i = plan.optimizer_begin; i < plan.ops.size(); ++i)
     wait += plan.ops[i].host_wait;
   for (long m = 0; m < micro_batches; ++m)
-    wait += plan.micro_batch_host_wait[std::min(static_cast<size_t>(m), plan.micro_batch_host_wait.size() - 1)];
+    wait += plan.micro_batch_wait(m);
   plan.host_issue = issue.host + host_fb * static_cast<double>(micro_batches - 1);
   plan.host_issue_wait = wait;
 }

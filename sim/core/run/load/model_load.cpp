@@ -6,11 +6,17 @@
 #include "sim/pipeline/step_graph/model_presets.hpp"
 
 namespace mlsim {
+
+std::vector<std::string> with_loop_keys(std::vector<std::string> form_keys) {
+  form_keys.push_back("gradient_accumulation");
+  form_keys.push_back("gradient_sync");
+  return form_keys;
+}
+
 namespace {
 
 ModelSpec parse_roofline(const ConfigNode& node) {
-  node.allow_only({"name", "forward_flops_per_sample", "bytes_per_sample", "parameters", "dtype",
-                   "gradient_accumulation", "gradient_sync"});
+  node.allow_only(with_loop_keys({"name", "forward_flops_per_sample", "bytes_per_sample", "parameters", "dtype"}));
   ModelSpec m;
   m.name = node.get_string("name", "model");
   m.forward_flops_per_sample = node.get_quantity<Flops>("forward_flops_per_sample");
@@ -22,7 +28,7 @@ ModelSpec parse_roofline(const ConfigNode& node) {
 }
 
 ModelSpec parse_fixed_step(const ConfigNode& node) {
-  node.allow_only({"name", "step_time", "parameters", "gradient_accumulation", "gradient_sync"});
+  node.allow_only(with_loop_keys({"name", "step_time", "parameters"}));
   ModelSpec m;
   m.name = node.get_string("name", "model");
   m.step_time = node.get_quantity<Seconds>("step_time");
@@ -44,9 +50,8 @@ Shape parse_shape(const ConfigNode& node) {
   return s;
 }
 
-const std::vector<std::string> kCommonKeys{"name", "precision", "stack", "optimizer", "gradient_bucket",
-                                           "input_dtype", "layout", "gradient_accumulation",
-                                           "gradient_sync"};
+const std::vector<std::string> kCommonKeys = with_loop_keys({"name", "precision", "stack", "optimizer",
+                                                            "gradient_bucket", "input_dtype", "layout"});
 
 } // namespace
 

@@ -23,8 +23,7 @@ std::string resolve_path(const ConfigNode& node, const std::string& path) {
 } // namespace
 
 TraceModel parse_trace_model(const ConfigNode& node) {
-  node.allow_only({"trace", "steps", "step_op", "batch", "measured_on", "precision", "name", "gradient_accumulation",
-                   "gradient_sync"});
+  node.allow_only(with_loop_keys({"trace", "steps", "step_op", "batch", "measured_on", "precision", "name"}));
   TraceModel m;
   ConfigNode trace = node.child("trace");
   m.path = resolve_path(node, node.get_string("trace"));
