@@ -50,20 +50,55 @@ TEST(HostIssue, WithoutASyncOnlyTheHostsSurplusShowsOnceAStep) {
 // the device free at 6 (no wait); micro-batch 2's is issued at 9, the device free since 7 (waits 2); every
 // later one waits 2 as well (host-bound: host 3 - device 1), so the walk stops there.
 TEST(HostIssue, AccumulatedMicroBatchesSpendTheOptimizersHeadStartThenWaitForTheHost) {
-  std::vector<Seconds> w = micro_batch_waits(ms({1, 5}), ms({3, 0}), 1, 4, true);
+  std::vector<Seconds> w = micro_batch_waits(ms({1, 5}), ms({3, 0}), 1, 4, HostSync::before_optimizer);
   ASSERT_EQ(w.size(), 4u);
   EXPECT_NEAR(w[0].value(), 0.0, 1e-12);
   EXPECT_NEAR(w[1].value(), 0.0, 1e-12);
   EXPECT_NEAR(w[2].value(), 2e-3, 1e-12);
   EXPECT_NEAR(w[3].value(), 2e-3, 1e-12);
   // A host faster than the device never waits, however many micro-batches: the walk stops at the second.
-  std::vector<Seconds> fast = micro_batch_waits(ms({3, 5}), ms({1, 0}), 1, 1000, true);
+  std::vector<Seconds> fast = micro_batch_waits(ms({3, 5}), ms({1, 0}), 1, 1000, HostSync::before_optimizer);
   EXPECT_LE(fast.size(), 2u);
   EXPECT_NEAR(fast.back().value(), 0.0, 1e-12);
   // Without a sync: the step's surplus, 4 x (3 - 1) + (0 - 5) = 3 ms, spread over the 4 micro-batches.
-  std::vector<Seconds> ahead = micro_batch_waits(ms({1, 5}), ms({3, 0}), 1, 4, false);
+  std::vector<Seconds> ahead = micro_batch_waits(ms({1, 5}), ms({3, 0}), 1, 4, HostSync::none);
   ASSERT_EQ(ahead.size(), 1u);
   EXPECT_NEAR(ahead[0].value(), 0.75e-3, 1e-12);
+}
+
+// A loop that reads the loss back after every micro-batch's backward (`loss.item()`), by hand: forward/backward
+// ops a (device 1 ms, call 3 ms) and b (device 5 ms, no call), the optimizer c (device 2 ms), 3 micro-batches.
+// From the sync c runs 0..2; micro-batch 0's a is issued at 3 (waits 1) and b runs 4..9. The read-back then
+// blocks the host until 9 and both clocks restart: every later a waits its whole call, 3 ms. Without it the
+// host is 3 ms ahead of each 6 ms micro-batch and never waits again.
+TEST(HostIssue, AReadBackEveryMicroBatchExposesTheHostsLagInEach) {
+  std::vector<Seconds> w = micro_batch_waits(ms({1, 5, 2}), ms({3, 0, 0}), 2, 3, HostSync::every_micro_batch);
+  ASSERT_GE(w.size(), 2u);
+  EXPECT_NEAR(w[0].value(), 1e-3, 1e-12);
+  for (size_t m = 1; m < w.size(); ++m)
+    EXPECT_NEAR(w[m].value(), 3e-3, 1e-12);
+  std::vector<Seconds> ahead = micro_batch_waits(ms({1, 5, 2}), ms({3, 0, 0}), 2, 3, HostSync::before_optimizer);
+  EXPECT_NEAR(ahead[0].value(), 1e-3, 1e-12);
+  EXPECT_NEAR(ahead.back().value(), 0.0, 1e-12);
+  // An op the first micro-batch skips (an AccumulateGrad add, first_end = 1): micro-batch 0 is a alone, the
+  // device free at 2, so a (issued at 3) waits 1; b does not run before the read-back.
+  std::vector<Seconds> skip = micro_batch_waits(ms({1, 5, 2}), ms({3, 0, 0}), 2, 3, HostSync::every_micro_batch, 1);
+  EXPECT_NEAR(skip[0].value(), 1e-3, 1e-12);
+  EXPECT_NEAR(skip.back().value(), 3e-3, 1e-12);
+}
+
+// Through the scenario: `model.loss_readback: micro_batch` on a stack with host calls (1 ms each, tiny ops
+// from the sync every op waits for its call) makes every micro-batch after the first wait its calls less its
+// device time up to the last call; `none` is the default; anything else names the key.
+TEST(HostIssue, LossReadbackIsAModelKey) {
+  const std::string base = "{input: [64], layers: [{type: dense, units: 64}], stack: {preset: pytorch-eager, "
+                           "host_issue: {per_op: 1 ms}}, gradient_accumulation: 4";
+  StepPlan plain = plan_model(base + "}", "a100-sxm4-80gb", 4);
+  StepPlan readback = plan_model(base + ", loss_readback: micro_batch}", "a100-sxm4-80gb", 4);
+  ASSERT_FALSE(readback.micro_batch_host_wait.empty());
+  EXPECT_GT(readback.host_issue_wait.value(), plain.host_issue_wait.value());
+  EXPECT_GT(readback.micro_batch_host_wait.back().value(), 0.5e-3);
+  EXPECT_THROW(plan_model(base + ", loss_readback: sometimes}", "a100-sxm4-80gb", 4), InputError);
 }
 
 // In a simulation the accumulated step is the optimizer and the N micro-batches with those waits: a
@@ -75,8 +110,9 @@ TEST(HostIssue, AnAccumulatedHostBoundStepRunsAtTheHostsPace) {
   const std::string model = "{" + layers + ", precision: mixed_fp16, " + stack + ", gradient_accumulation: 6}";
   StepPlan plan = plan_model(model, "a100-sxm4-80gb", 4);
   ASSERT_FALSE(plan.micro_batch_host_wait.empty());
-  // Host-bound: every micro-batch after the first waits its calls less its device time.
-  double fb_calls = static_cast<double>(plan.optimizer_begin) * 1e-3, fb_device = 0;
+  // Host-bound: every micro-batch after the first waits its calls less its device time (its AccumulateGrad adds,
+  // [accumulate_begin, optimizer_begin), included: no call of their own).
+  double fb_calls = static_cast<double>(plan.accumulate_begin) * 1e-3, fb_device = 0;
   for (size_t i = 0; i < plan.optimizer_begin; ++i)
     fb_device += (plan.ops[i].duration - plan.ops[i].host_wait).value();
   EXPECT_NEAR(plan.micro_batch_host_wait.back().value(), fb_calls - fb_device, 1e-9);
@@ -85,8 +121,9 @@ TEST(HostIssue, AnAccumulatedHostBoundStepRunsAtTheHostsPace) {
                "model: " + model + "\n");
   auto j = fixtures::run(yaml, {"pipeline.workers=8"});
   double expected = plan.host_issue_wait.value();
-  for (const PlannedOp& op : plan.ops)
-    expected += (op.duration - op.host_wait).value() * (&op - plan.ops.data() < static_cast<long>(plan.optimizer_begin) ? 6 : 1);
+  for (size_t i = 0; i < plan.ops.size(); ++i) // the first micro-batch takes its gradients over: no adds
+    expected += (plan.ops[i].duration - plan.ops[i].host_wait).value() *
+                (i < plan.accumulate_begin ? 6 : i < plan.optimizer_begin ? 5 : 1);
   double step = j["step_time_s"]["mean"].get<double>();
   EXPECT_GT(step, 6 * fb_calls); // at the host's pace
   EXPECT_NEAR(step, expected, 0.02 * expected);
@@ -127,7 +164,8 @@ TEST(HostIssue, APerOpOptimizerCallsOncePerKernelAFusedOneOnceInAll) {
   StepPlan per_op = plan_model("{" + layer + "], stack: {preset: pytorch1-eager, host_issue: {per_op: 10 us, "
                                "per_optimizer_call: 2 us}}}", "a100-sxm4-80gb", 4);
   ASSERT_EQ(per_op.ops.size() - per_op.optimizer_begin, 1u);
-  EXPECT_NEAR(per_op.host_issue.value(), static_cast<double>(per_op.optimizer_begin) * 10e-6 + 8 * 2e-6, 1e-12);
+  // (PyTorch 1.x fills the gradients, so the backward adds into them: that AccumulateGrad op has no call.)
+  EXPECT_NEAR(per_op.host_issue.value(), static_cast<double>(per_op.accumulate_begin) * 10e-6 + 8 * 2e-6, 1e-12);
   StepPlan fused = plan_model("{" + layer + ", {type: dense, units: 64}], stack: {preset: pytorch-eager, "
                               "host_issue: {per_op: 10 us}}}", "a100-sxm4-80gb", 4);
   ASSERT_EQ(fused.ops.size() - fused.optimizer_begin, 2u);

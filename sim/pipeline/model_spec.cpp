@@ -63,7 +63,8 @@ StepPlan plan_step(const ModelSpec& model, const StepContext& ctx) {
   if (!model.graph)
     return plan_roofline(model, ctx);
   HostSpeed host{ctx.host_core_peak, ctx.host_sixteen_bit_slowdown};
-  return plan_graph_step(*model.graph, *ctx.accelerator, ctx.batch_per_device, host, model.gradient_accumulation);
+  return plan_graph_step(*model.graph, *ctx.accelerator, ctx.batch_per_device, host,
+                         TrainingLoop{model.gradient_accumulation, model.readback_every_micro_batch});
 }
 
 } // namespace mlsim

@@ -47,6 +47,10 @@ struct ModelSpec {
   // With accumulation: reduce the gradients in every micro-batch's backward (DDP without no_sync, a recipe
   // with allreduce_post_accumulation off) instead of once a step.
   bool reduce_every_micro_batch = false;
+  // The loop reads a value back from the device after every micro-batch's backward (`loss.item()`), a sync
+  // that exposes the host's issue lag in every micro-batch (step_graph/host_issue.hpp). Acts on stacks with a
+  // host_issue figure.
+  bool readback_every_micro_batch = false;
 };
 
 struct StepContext {

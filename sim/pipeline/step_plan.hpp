@@ -13,6 +13,7 @@
 #include "sim/core/base/units.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,11 @@ struct StepPlan {
   std::vector<PlannedOp> ops;
   std::vector<GradientBucket> buckets;
   size_t optimizer_begin = 0; // first op that waits for all gradients
+  // Ops [accumulate_begin, optimizer_begin) add the new gradients into those held (AccumulateGrad,
+  // step_graph/backward_rules.hpp): run in every micro-batch after the first, and in the first as well when
+  // zero_grad fills the gradients with zeros (accumulate_from_first).
+  size_t accumulate_begin = std::numeric_limits<size_t>::max(); // none
+  bool accumulate_from_first = false;
   Bytes memory_footprint{0.0};
   Bytes memory_capacity{0.0};
   // Added by the step graph:

@@ -211,10 +211,33 @@ TrainingGraph add_backward_and_optimizer(const OpGraph& forward, Optimizer optim
   std::sort(t.gradients.begin(), t.gradients.end(),
             [](const GradientReady& a, const GradientReady& b) { return a.op < b.op; });
 
+  // AccumulateGrad's in-place adds (backward_rules.hpp), each after the op that completes its gradients.
+  t.accumulate_begin = g.ops.size();
+  std::vector<size_t> gradient_source;
+  for (const auto& grad : t.gradients) {
+    gradient_source.push_back(grad.op);
+    if (!run.accumulate)
+      continue;
+    Op a;
+    a.layer = g.ops[grad.op].layer;
+    a.name = a.layer + "/accumulate_grad";
+    a.kind = OpKind::elementwise;
+    a.phase = Phase::accumulate;
+    a.placement = g.ops[grad.op].placement;
+    a.compute_dtype = a.in_dtype = a.out_dtype = a.param_dtype = master;
+    a.in_elements = 2.0 * grad.parameters; // the held gradient and the new one
+    a.out_elements = grad.parameters;
+    a.kernels = grad.tensors;
+    a.flops = Flops(grad.parameters);
+    gradient_source.back() = g.add(a);
+    g.connect(grad.op, gradient_source.back());
+  }
+
   t.optimizer_begin = g.ops.size();
   const UpdatePasses passes = update_passes(optimizer, run.kernels);
   const bool zero_fill = run.zero_grad == ZeroGrad::zero_fill;
-  for (const auto& grad : t.gradients) {
+  for (size_t k = 0; k < t.gradients.size(); ++k) {
+    const auto& grad = t.gradients[k];
     Op u;
     u.layer = g.ops[grad.op].layer;
     u.name = u.layer + "/update_" + to_string(optimizer);
@@ -228,7 +251,7 @@ TrainingGraph add_backward_and_optimizer(const OpGraph& forward, Optimizer optim
     u.kernels = (run.kernels == OptimizerKernels::per_op ? passes.kernels * grad.tensors : 1) +
                 (zero_fill ? grad.tensors : 0);
     u.flops = Flops(grad.parameters * optimizer_flops_per_weight(optimizer));
-    g.connect(grad.op, g.add(u));
+    g.connect(gradient_source[k], g.add(u));
   }
   return t;
 }

@@ -24,6 +24,15 @@
 //     PyTorch 1.8-1.12, without weight decay), each step over each parameter
 //     tensor in turn (a conv's weight and bias: 2). zero_fill adds a fill kernel
 //     per gradient tensor (Optimizer.zero_grad() before PyTorch 2.0).
+//   accumulate: where a weight's gradient tensor already exists when the backward
+//     makes a new one (zero-filled by zero_grad, or the earlier micro-batches' sum
+//     under gradient accumulation), autograd's AccumulateGrad adds the new one into
+//     it in place (`variable_grad += new_grad`, torch/csrc/autograd/functions/
+//     accumulate_grad.h): one kernel per tensor, 2 reads + 1 write of the gradient
+//     dtype. A gradient set to None is taken over without a kernel. Modelled as one
+//     op per gradient group after the backward (the trainer skips them in a step's
+//     first micro-batch when zero_grad sets to None); in the stream they run as each
+//     gradient completes -- a few percent of the bytes of a micro-batch, not moved.
 // The backward graph mirrors the forward one: a forward edge u -> v becomes
 // dgrad(v) -> bwd(u), a weight edge becomes wgrad(v) -> bwd(u).
 // References: Goodfellow et al., Deep Learning, 6.5 (back-propagation);
@@ -56,6 +65,7 @@ struct GradientReady {
 struct TrainingGraph {
   OpGraph graph;            // forward ops, then backward ops, then optimizer ops, in stream order
   size_t backward_begin = 0;
+  size_t accumulate_begin = 0; // first AccumulateGrad add (== optimizer_begin: none)
   size_t optimizer_begin = 0;
   std::vector<GradientReady> gradients; // in the order the backward pass completes them
 };
@@ -72,6 +82,7 @@ Op fused_attention_gradient(const Op& fwd);
 struct OptimizerRun {
   OptimizerKernels kernels = OptimizerKernels::fused;
   ZeroGrad zero_grad = ZeroGrad::set_to_none;
+  bool accumulate = false; // gradients can exist when the backward runs: add the AccumulateGrad ops
 };
 
 // One update's kernels (per parameter tensor under per_op, per group when fused) and whole-tensor passes

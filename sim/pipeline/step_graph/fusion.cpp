@@ -145,9 +145,10 @@ TrainingGraph fuse_ops(const TrainingGraph& t, FusionPolicy policy) {
       out.graph.connect(new_index[e.from], new_index[e.to], e.weight);
   auto first_at_or_after = [&](size_t old) { return old < n ? new_index[old] : out.graph.ops.size(); };
   out.backward_begin = first_at_or_after(t.backward_begin);
+  out.accumulate_begin = first_at_or_after(t.accumulate_begin);
   out.optimizer_begin = first_at_or_after(t.optimizer_begin);
   for (const auto& grad : t.gradients)
-    out.gradients.push_back({new_index[grad.op], grad.parameters});
+    out.gradients.push_back({new_index[grad.op], grad.parameters, grad.tensors});
   return out;
 }
 

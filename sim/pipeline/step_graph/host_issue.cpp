@@ -35,12 +35,14 @@ HostIssue host_issue(const std::vector<Seconds>& device, const std::vector<Secon
 }
 
 std::vector<Seconds> micro_batch_waits(const std::vector<Seconds>& device, const std::vector<Seconds>& host,
-                                       size_t optimizer_begin, long micro_batches, bool sync) {
+                                       size_t optimizer_begin, long micro_batches, HostSync sync,
+                                       size_t first_end) {
   const size_t n = device.size(), fb = std::min(optimizer_begin, n);
-  if (!sync) { // the host runs ahead: only the step's surplus shows
+  if (sync == HostSync::none) { // the host runs ahead: only the step's surplus shows
     double surplus = 0;
     for (size_t i = 0; i < n; ++i) {
-      double times = i < fb ? static_cast<double>(micro_batches) : 1.0;
+      const long runs = i < fb ? micro_batches - (i >= first_end ? 1 : 0) : 1; // the first skips [first_end, fb)
+      const double times = static_cast<double>(runs);
       surplus += times * (host[i] - device[i]).value();
     }
     return {Seconds(std::max(0.0, surplus) / static_cast<double>(micro_batches))};
@@ -59,7 +61,7 @@ std::vector<Seconds> micro_batch_waits(const std::vector<Seconds>& device, const
   double lead = device_free - issued; // > 0: the host is ahead of the device
   for (long m = 0; m < micro_batches; ++m) {
     double w = 0;
-    for (size_t i = 0; i < fb; ++i)
+    for (size_t i = 0; i < (m == 0 ? std::min(first_end, fb) : fb); ++i)
       w += issue(i);
     const double next_lead = device_free - issued;
     const bool repeats = !waits.empty() && std::abs(w - waits.back().value()) <= 1e-15 &&
@@ -68,6 +70,8 @@ std::vector<Seconds> micro_batch_waits(const std::vector<Seconds>& device, const
     if (repeats) // the same state again (host-bound), or a host ever further ahead that never waits
       break;
     lead = next_lead;
+    if (sync == HostSync::every_micro_batch) // the read-back: both clocks restart at the next micro-batch
+      issued = device_free;
     issued -= device_free, device_free = 0; // keep both clocks small
   }
   return waits;

@@ -18,7 +18,11 @@
 // the first micro-batches, and where the host is slower than the device (small micro-batches) every
 // micro-batch after it waits host - device. micro_batch_waits() walks that cycle; without a sync it gives
 // the steady state, max(0, host - device) over the whole step, spread evenly over the micro-batches.
-// Ignores: the launch queue's depth (the host is never held back by a full queue); host work between
+// A training loop that reads a value back after every micro-batch's backward (`loss.item()` to log it, as
+// NVIDIA's BERT recipe does) syncs there too: every micro-batch after the first is issued from an idle
+// device, so the host's lag where its calls are slower than the kernels (a forward of small ops) is exposed in
+// each of them, even where the host is faster over the whole micro-batch.
+// Ignores: the host's work between the read-back and the next op (the loop, the loader's hand-over); the launch queue's depth (the host is never held back by a full queue); host work between
 // ops that is not a call (Python control flow, the data loader's hand-over, logging); a per-op host
 // cost that varies with the op's kind or arguments (one mean figure per stack); the host's
 // single-thread speed (the figure is the measuring host's).
@@ -27,6 +31,7 @@
 #include "sim/core/base/units.hpp"
 
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -43,11 +48,17 @@ struct HostIssue {
 HostIssue host_issue(const std::vector<Seconds>& device, const std::vector<Seconds>& host,
                      std::optional<size_t> sync);
 
+// Where the host waits for the device in a step: nowhere (it runs ahead), before the optimizer (GradScaler's
+// found-inf check), or after every micro-batch's backward as well (a loss read-back each micro-batch).
+enum class HostSync { none, before_optimizer, every_micro_batch };
+
 // The device's wait for the host in each of `micro_batches` micro-batches of ops [0, optimizer_begin)
-// (summed over the micro-batch), the ops from optimizer_begin on run once after them. With `sync` the walk
+// (summed over the micro-batch), the ops from optimizer_begin on run once after them. With a sync the walk
 // starts at the sync before the optimizer. Returns the first k waits; micro-batches from k on wait the last
-// (the walk stops once it repeats).
+// (the walk stops once it repeats). The first micro-batch runs ops [0, first_end) only (the AccumulateGrad adds
+// from first_end on have no gradients to add into yet); default: all of them.
 std::vector<Seconds> micro_batch_waits(const std::vector<Seconds>& device, const std::vector<Seconds>& host,
-                                       size_t optimizer_begin, long micro_batches, bool sync);
+                                       size_t optimizer_begin, long micro_batches, HostSync sync,
+                                       size_t first_end = std::numeric_limits<size_t>::max());
 
 } // namespace mlsim

@@ -29,6 +29,7 @@ std::string to_string(Phase p) {
   switch (p) {
   case Phase::forward: return "forward";
   case Phase::backward: return "backward";
+  case Phase::accumulate: return "accumulate";
   case Phase::optimizer: return "optimizer";
   }
   return "?";

@@ -24,7 +24,7 @@ std::string to_string(OpKind k);
 OpKind op_kind_from_string(const std::string& s);
 inline bool is_matrix_kind(OpKind k) { return k == OpKind::matmul || k == OpKind::conv; }
 
-enum class Phase { forward, backward, optimizer };
+enum class Phase { forward, backward, accumulate, optimizer };
 std::string to_string(Phase p);
 
 // How the precision policy treats an op in mixed precision.

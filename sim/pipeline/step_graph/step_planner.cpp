@@ -34,9 +34,17 @@ void pcie_traffic(const OpGraph& g, size_t i, PlannedOp& planned) {
     }
 }
 
+// Gradients exist when a backward runs (AccumulateGrad adds into them): zero_grad fills them with zeros, or a
+// step accumulates more than one micro-batch.
+bool accumulates(const StackProfile& stack, long micro_batches) {
+  return stack.zero_grad == ZeroGrad::zero_fill || micro_batches > 1;
+}
+
 // The host's time to issue op i (host_issue.hpp): a call per forward and backward op; a fused (multi-tensor)
 // optimizer is one call for the whole update, a per-op one a Python call per kernel.
 Seconds host_call(const StackProfile& stack, const Op& op, size_t i, size_t optimizer_begin) {
+  if (op.phase == Phase::accumulate) // launched by the autograd engine as the backward goes, no call of its own
+    return Seconds(0.0);
   if (i < optimizer_begin)
     return stack.host_per_op;
   if (stack.optimizer_kernels == OptimizerKernels::per_op)
@@ -45,7 +53,8 @@ Seconds host_call(const StackProfile& stack, const Op& op, size_t i, size_t opti
 }
 
 // The device's waits for the host issuing the ops (host_issue.hpp), added to the ops they delay.
-void add_host_issue(const GraphModel& model, const OpGraph& g, StepPlan& plan, long micro_batches) {
+void add_host_issue(const GraphModel& model, const OpGraph& g, StepPlan& plan, const TrainingLoop& loop) {
+  const long micro_batches = loop.micro_batches;
   const StackProfile& stack = model.stack;
   if (stack.host_per_op.value() <= 0 && stack.host_per_optimizer_call.value() <= 0)
     return;
@@ -55,9 +64,15 @@ void add_host_issue(const GraphModel& model, const OpGraph& g, StepPlan& plan, l
     device.push_back(on_device ? plan.ops[i].duration : Seconds(0.0));
     host.push_back(on_device ? host_call(stack, g.ops[i], i, plan.optimizer_begin) : Seconds(0.0));
   }
+  // GradScaler's found-inf check and a read-back after the (last) micro-batch's backward both sync there.
+  HostSync when = loop.readback_every_micro_batch ? HostSync::every_micro_batch : HostSync::none;
+  if (when == HostSync::none && stack.loss_scale_sync && model.precision == PrecisionPolicy::mixed_fp16)
+    when = HostSync::before_optimizer;
   std::optional<size_t> sync;
-  if (stack.loss_scale_sync && model.precision == PrecisionPolicy::mixed_fp16 && plan.optimizer_begin < g.ops.size())
+  if (when != HostSync::none && plan.optimizer_begin < g.ops.size())
     sync = plan.optimizer_begin;
+  else
+    when = HostSync::none;
   const HostIssue issue = host_issue(device, host, sync);
   for (size_t i = 0; i < plan.ops.size(); ++i) {
     PlannedOp& p = plan.ops[i];
@@ -73,7 +88,8 @@ void add_host_issue(const GraphModel& model, const OpGraph& g, StepPlan& plan, l
   if (micro_batches <= 1)
     return;
   // A step of N micro-batches: the host time and the device's wait for the whole step.
-  plan.micro_batch_host_wait = micro_batch_waits(device, host, plan.optimizer_begin, micro_batches, sync.has_value());
+  plan.micro_batch_host_wait = micro_batch_waits(device, host, plan.optimizer_begin, micro_batches, when,
+                                                 plan.accumulate_from_first ? plan.ops.size() : plan.accumulate_begin);
   Seconds host_fb{0.0}, wait{0.0};
   for (size_t i = 0; i < plan.optimizer_begin && i < host.size(); ++i)
     host_fb += host[i];
@@ -101,7 +117,8 @@ void apply_max_pool_kernels(OpGraph& g, const StackProfile& stack, ActivationLay
 
 } // namespace
 
-StepGraph build_step_graph(const GraphModel& model, const AcceleratorSpec& acc, long batch, const HostSpeed& host) {
+StepGraph build_step_graph(const GraphModel& model, const AcceleratorSpec& acc, long batch, const HostSpeed& host,
+                           long micro_batches) {
   StepGraph s;
   Bytes input_batch{0.0};
   OpGraph forward;
@@ -120,7 +137,8 @@ StepGraph build_step_graph(const GraphModel& model, const AcceleratorSpec& acc, 
   s.memory = memory_footprint(forward, model.precision, model.optimizer, input_batch, model.stack.allocator);
   check_fits(s.memory, acc.memory_size, batch, acc.name, model.where);
   s.training = fuse_ops(add_backward_and_optimizer(forward, model.optimizer, master_dtype(model.precision),
-                                                  {model.stack.optimizer_kernels, model.stack.zero_grad}),
+                                                  {model.stack.optimizer_kernels, model.stack.zero_grad,
+                                                   accumulates(model.stack, micro_batches)}),
                        model.stack.fusion);
   apply_max_pool_kernels(s.training.graph, model.stack, model.layout);
   std::vector<Seconds> durations;
@@ -134,8 +152,8 @@ StepGraph build_step_graph(const GraphModel& model, const AcceleratorSpec& acc, 
 }
 
 StepPlan plan_graph_step(const GraphModel& model, const AcceleratorSpec& acc, long batch, const HostSpeed& host,
-                         long micro_batches) {
-  StepGraph s = build_step_graph(model, acc, batch, host);
+                         const TrainingLoop& loop) {
+  StepGraph s = build_step_graph(model, acc, batch, host, loop.micro_batches);
   const OpGraph& g = s.training.graph;
   StepPlan plan;
   for (size_t i = 0; i < g.ops.size(); ++i) {
@@ -176,6 +194,8 @@ StepPlan plan_graph_step(const GraphModel& model, const AcceleratorSpec& acc, lo
   }
   plan.backward_begin = s.training.backward_begin;
   plan.optimizer_begin = s.training.optimizer_begin;
+  plan.accumulate_begin = s.training.accumulate_begin;
+  plan.accumulate_from_first = model.stack.zero_grad == ZeroGrad::zero_fill;
   plan.critical_path = s.critical.length;
   plan.memory_footprint = s.memory.total();
   plan.memory_capacity = acc.memory_size;
@@ -184,7 +204,7 @@ StepPlan plan_graph_step(const GraphModel& model, const AcceleratorSpec& acc, lo
   plan.optimizer_state_bytes = s.memory.optimizer_state;
   plan.activations_bytes = s.memory.activations;
   plan.allocator_bytes = s.memory.allocator;
-  add_host_issue(model, g, plan, micro_batches);
+  add_host_issue(model, g, plan, loop);
   return plan;
 }
 

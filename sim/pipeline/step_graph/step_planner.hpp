@@ -27,10 +27,19 @@ struct StepGraph {
   CriticalPath critical;
 };
 
-// Throws InputError when the step does not fit in the accelerator's memory.
-StepGraph build_step_graph(const GraphModel& model, const AcceleratorSpec& acc, long batch, const HostSpeed& host);
+// The training loop around the step (model_spec.hpp): micro-batches a step, and whether the script reads a
+// value back from the device after every micro-batch's backward (host_issue.hpp).
+struct TrainingLoop {
+  long micro_batches = 1;
+  bool readback_every_micro_batch = false;
+};
+
+// Throws InputError when the step does not fit in the accelerator's memory. The loop's micro-batches decide
+// whether the graph has AccumulateGrad's adds (backward_rules.hpp).
+StepGraph build_step_graph(const GraphModel& model, const AcceleratorSpec& acc, long batch, const HostSpeed& host,
+                           long micro_batches = 1);
 
 StepPlan plan_graph_step(const GraphModel& model, const AcceleratorSpec& acc, long batch, const HostSpeed& host,
-                         long micro_batches = 1);
+                         const TrainingLoop& loop = {});
 
 } // namespace mlsim

@@ -10,6 +10,7 @@ namespace mlsim {
 std::vector<std::string> with_loop_keys(std::vector<std::string> form_keys) {
   form_keys.push_back("gradient_accumulation");
   form_keys.push_back("gradient_sync");
+  form_keys.push_back("loss_readback");
   return form_keys;
 }
 
@@ -148,6 +149,7 @@ ModelSpec parse_model(const ConfigNode& node) {
   ModelSpec m = parse_model_form(node);
   m.gradient_accumulation = node.get_integer("gradient_accumulation", 1, 1, 1 << 20);
   m.reduce_every_micro_batch = node.get_choice("gradient_sync", {"step", "micro_batch"}, "step") == "micro_batch";
+  m.readback_every_micro_batch = node.get_choice("loss_readback", {"none", "micro_batch"}, "none") == "micro_batch";
   return m;
 }
 
