@@ -253,3 +253,26 @@ TEST(ValidateGpuPath, TransformerKernelScriptExitsCleanlyWithoutAGpu) {
   if (!std::filesystem::exists(out))
     EXPECT_NE(text.str().find("needs a CUDA GPU"), std::string::npos) << text.str();
 }
+
+// The ResNet-50 steps script records the host beside its steps: its CPU and its time to call a tiny op and a tiny
+// layer's forward and backward (on the CPU here with --smoke: the dispatch without a CUDA launch). A call takes
+// more than nothing and less than a millisecond on any host that runs PyTorch.
+TEST(ValidateGpuPath, StepsScriptRecordsTheHostsCallTimes) {
+  if (std::system("/usr/bin/python3 -c 'import torch, torchvision' > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "no python3 with torch and torchvision";
+  const std::string out = mlsim::fixtures::scratch_dir() + "host.json";
+  int rc = std::system(("/usr/bin/python3 " + mlsim::fixtures::source_path("sim/validate/gpu/rn50_torch_steps.py") +
+                        " --smoke --host-only --out " + out + " > /dev/null 2>&1")
+                           .c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  ASSERT_EQ(WEXITSTATUS(rc), 0);
+  std::ifstream in(out);
+  auto j = nlohmann::json::parse(in);
+  EXPECT_TRUE(j["host_cpu"].is_string());
+  for (const char* call : {"add_us", "linear_forward_backward_us"}) {
+    EXPECT_GT(j["host_call"][call].get<double>(), 0.0) << call;
+    EXPECT_LT(j["host_call"][call].get<double>(), 1000.0) << call;
+  }
+  EXPECT_GT(j["host_call"]["linear_forward_backward_us"].get<double>(), j["host_call"]["add_us"].get<double>());
+  EXPECT_TRUE(j["configs"].empty());
+}

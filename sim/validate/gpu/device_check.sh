@@ -58,7 +58,8 @@ run)
   export LD_LIBRARY_PATH="${cudnn:+$cudnn:}$PWD/.device/lib:/usr/local/cuda/lib64:/usr/local/cuda/lib${wheels:+:$wheels}:${LD_LIBRARY_PATH:-}"
   export MLSIM_PHOTO_DIR="$PWD/.device/photos" MLSIM_PRESET_DIR="$PWD/sim/hardware/presets"
   export MLSIM_CALIB_DIR=/tmp/mlsim-calib
-  { date -u; nvidia-smi; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv
+  { date -u; grep -m1 "model name" /proc/cpuinfo; echo "cpus: $(nproc)"; nvidia-smi
+    nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv
     echo "cuDNN from: ${cudnn:-none found}; wheels: ${wheels:-none}"; } >> "$log" 2>&1
   # 1. The GPU alone (full sweep: GEMM squares 128..8192, cuDNN at batch 64); rebuilt with nvcc if the
   #    carried program does not start there.

@@ -15,7 +15,11 @@ fp16 AMP, channels_last for AMP), and reports:
     the host's top-level ops with their CPU time (where the host's time to
     issue a step goes, per op kind).
 Batch 16 is the host's own figure: the GPU's work is a few ms there, so the
-step is the time the host takes to issue it.
+step is the time the host takes to issue it. Beside the steps: the host's CPU
+(/proc/cpuinfo) and its time to call one tiny op (an add on one-element
+tensors) and one tiny layer's forward and backward, so the host part of a
+step can be set against other hosts' (the same calls on a CPU-only machine
+with --smoke give its dispatch cost, without the CUDA launch).
 Inputs: synthetic, generated on the device ("device"), or a uint8 NHWC batch in
 pinned host memory copied with non_blocking=True and normalised on the GPU each
 step ("pinned_uint8", the recipe's prefetcher), which shows whether the copy
@@ -23,6 +27,7 @@ overlaps compute. Nothing here is fitted: it is a measurement to compare with.
 
   python3 rn50_torch_steps.py --out rn50.json [--quick]
   python3 rn50_torch_steps.py --smoke          # CPU, batch 2: checks the code paths, measures nothing
+  python3 rn50_torch_steps.py --smoke --host-only --out h.json   # this host's CPU and call times only
 """
 import argparse
 import json
@@ -180,18 +185,67 @@ def profile_host_ops(prof, steps):
     return rows
 
 
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
+def host_calls(device, calls):
+    """The host's time a call: an add on one-element tensors (dispatch and launch), and a 1x1 Linear's
+    forward and backward (autograd's bookkeeping too), each the median of five runs of `calls` calls."""
+    x = torch.ones(1, device=device)
+    y = torch.ones(1, device=device)
+    layer = torch.nn.Linear(1, 1).to(device)
+
+    def add():
+        torch.add(x, y, out=x)
+
+    def fwd_bwd():
+        layer(y).sum().backward()
+
+    out = {}
+    for name, fn in (("add", add), ("linear_forward_backward", fwd_bwd)):
+        runs = []
+        for _ in range(6):
+            if device == "cuda":
+                torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            if device == "cuda":
+                torch.cuda.synchronize()
+            runs.append((time.perf_counter() - t0) / calls)
+        out[name + "_us"] = statistics.median(runs[1:]) * 1e6  # the first run warms up
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", help="JSON file for the results")
     ap.add_argument("--quick", action="store_true", help="fewer steps")
     ap.add_argument("--smoke", action="store_true", help="CPU, batch 2, two steps: the code paths only")
+    ap.add_argument("--host-only", action="store_true", help="the host's CPU and call times, no training steps")
     a = ap.parse_args()
     device = "cpu" if a.smoke else "cuda"
     if device == "cuda" and not torch.cuda.is_available():
         print("rn50_torch_steps: no usable GPU (torch.cuda.is_available() is False)", file=sys.stderr)
         return 2
     warmup, steps = (1, 2) if a.smoke else ((8, 15) if a.quick else (12, 30))
-    result = {"torch": torch.__version__, "torchvision": torchvision.__version__, "configs": []}
+    result = {"torch": torch.__version__, "torchvision": torchvision.__version__, "host_cpu": cpu_model(),
+              "host_call": host_calls(device, 200 if a.smoke else 5000), "configs": []}
+    print(f"host: {result['host_cpu'] or 'unknown CPU'}; a call: add {result['host_call']['add_us']:.1f} us, "
+          f"1x1 linear forward+backward {result['host_call']['linear_forward_backward_us']:.1f} us", flush=True)
+    if a.host_only:
+        if a.out:
+            with open(a.out, "w") as f:
+                json.dump(result, f, indent=1)
+        return 0
     if device == "cuda":
         p = torch.cuda.get_device_properties(0)
         result.update({"gpu": p.name, "sm_count": p.multi_processor_count, "memory_B": p.total_memory,
