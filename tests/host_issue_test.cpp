@@ -144,6 +144,9 @@ TEST(HostIssue, AHostBoundStepIsTheHostsCallsPlusTheLastOp) {
   EXPECT_NEAR(amp.host_issue.value(), n * 1e-3, 1e-12);
   EXPECT_NEAR(amp.host_issue_wait.value(), device_seconds(amp) - device_seconds(bare), 1e-12);
   EXPECT_NE(amp.ops[amp.optimizer_begin].why.find("waiting for the host"), std::string::npos);
+  // A model cast to fp16 scales its loss too (apex's scaler reads its overflow flag): the same sync.
+  StepPlan o2 = plan_model("{" + layers + ", precision: mixed_fp16_o2, " + stack + "}", "a100-sxm4-80gb", 4);
+  EXPECT_NE(o2.ops[o2.optimizer_begin].why.find("waiting for the host"), std::string::npos);
   // fp32 has no loss scaler, so no sync: the host runs ahead and the step is the host's calls.
   StepPlan fp32 = plan_model("{" + layers + ", " + stack + "}", "a100-sxm4-80gb", 4);
   EXPECT_NEAR(device_seconds(fp32), static_cast<double>(fp32.optimizer_begin + 1) * 1e-3, 1e-9);

@@ -44,3 +44,20 @@ TEST(MemoryRecipes, MixedPrecisionKeepsHalfSizeActivations) {
   // fp32 master weights stay (plus a 16-bit copy): weights grow by half under AMP.
   EXPECT_NEAR(amp.weights_bytes.value() / fp32.weights_bytes.value(), 1.5, 1e-9);
 }
+
+// Weights, gradients and Adam's state per parameter, against the published accounting of mixed-precision
+// training with Adam (Rajbhandari et al., "ZeRO", SC 2020, section 3.1: fp16 parameters and gradients, 2 + 2
+// bytes, and fp32 master parameters, momentum and variance, 12 bytes: 16 a parameter) for a model cast to fp16;
+// autocast keeps fp32 weights and gradients and a 16-bit copy of the weights: 4 + 2 + 4 + 8 = 18.
+TEST(MemoryRecipes, ModelStateIsSixteenBytesAParameterForAModelCastToFp16WithAdam) {
+  const std::string model = "{input: [1024], optimizer: adam, layers: [{type: dense, units: 1024}, "
+                            "{type: dense, units: 1024}], precision: ";
+  const double params = 2.0 * (1024.0 * 1024 + 1024);
+  auto state = [&](const std::string& precision) {
+    StepPlan p = fixtures::plan_model(model + precision + "}", "a100-sxm4-80gb", 8);
+    return (p.weights_bytes + p.gradients_bytes + p.optimizer_state_bytes).value() / params;
+  };
+  EXPECT_NEAR(state("mixed_fp16_o2"), 16.0, 1e-9);
+  EXPECT_NEAR(state("mixed_fp16"), 18.0, 1e-9);
+  EXPECT_NEAR(state("fp32"), 16.0, 1e-9); // 4 + 4 + 8
+}

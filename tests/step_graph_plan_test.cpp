@@ -215,3 +215,18 @@ TEST(StepGraphPlan, ResNet50sPerOpOptimizerRunsFourKernelsPerParameterTensor) {
                           a.efficiency_for("elementwise");
   EXPECT_NEAR(device_seconds(v1) - device_seconds(v2), expected + adds, 1e-9 * (expected + adds));
 }
+
+// A model cast to fp16 keeps fp32 masters in the optimizer, which writes the fp16 weights back after each update
+// (apex O2's master-to-model copy, Megatron's and DeepSpeed's fp16 optimizers): the update moves 2 more bytes a
+// weight than autocast's, whose fp32 weights are the model's.
+TEST(StepGraphPlan, AModelCastToFp16GetsItsWeightsWrittenBackByTheUpdate) {
+  const std::string model = "{input: [1024], optimizer: adam, layers: [{type: dense, units: 1024}], precision: ";
+  auto update_bytes = [&](const std::string& precision) {
+    double b = 0;
+    for (const PlannedOp& op : plan_model(model + precision + "}", "a100-sxm4-80gb", 8).ops)
+      if (op.phase == "optimizer")
+        b += op.bytes.value();
+    return b;
+  };
+  EXPECT_NEAR(update_bytes("mixed_fp16_o2") - update_bytes("mixed_fp16"), 2.0 * (1024.0 * 1024 + 1024), 1e-3);
+}

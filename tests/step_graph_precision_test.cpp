@@ -100,6 +100,20 @@ TEST(StepGraphPrecision, PureFp16ComputesEverythingInHalf) {
       EXPECT_EQ(op.compute_dtype, DType::fp16) << op.name;
 }
 
+// A model cast to fp16 (apex O2, Megatron's fp16): every op in fp16 like pure fp16 -- the softmax and the loss too,
+// so no casts but the fp32 batch's -- reading fp16 weights, where autocast reads a 16-bit copy of fp32 ones.
+TEST(StepGraphPrecision, ModelCastToFp16ComputesEverythingInHalfFromHalfWeights) {
+  OpGraph g = typed(PrecisionPolicy::mixed_fp16_o2);
+  EXPECT_EQ(casts(g).size(), 1u);
+  for (const auto& op : g.ops)
+    if (op.kind != OpKind::cast) {
+      EXPECT_EQ(op.compute_dtype, DType::fp16) << op.name;
+      EXPECT_EQ(op.param_dtype, DType::fp16) << op.name;
+    }
+  EXPECT_EQ(master_dtype(PrecisionPolicy::mixed_fp16_o2), DType::fp32); // the optimizer's
+  EXPECT_EQ(gradient_dtype(PrecisionPolicy::mixed_fp16_o2), DType::fp16); // what is all-reduced
+}
+
 TEST(StepGraphPrecision, Fp32FallbackStackWrapsEachHalfOpInCasts) {
   StackProfile old = stack_preset("cuda9.0-cudnn7.0-tf1.7");
   OpGraph g = typed(PrecisionPolicy::fp16, old);

@@ -247,9 +247,12 @@ TrainingGraph add_backward_and_optimizer(const OpGraph& forward, Optimizer optim
     u.compute_dtype = u.in_dtype = u.out_dtype = u.param_dtype = master;
     u.in_elements = grad.parameters * passes.reads;
     u.out_elements = grad.parameters * (passes.writes + (zero_fill ? 1.0 : 0.0)); // the fill writes the gradient
+    if (run.write_back_16bit) // the fp16 model weights from the masters: 2 bytes a weight, in master units
+      u.out_elements += grad.parameters * element_size(DType::fp16).value() / element_size(master).value();
     // Fused: one kernel for the group; per op: each step of the update over each tensor in turn; a fill per tensor.
     u.kernels = (run.kernels == OptimizerKernels::per_op ? passes.kernels * grad.tensors : 1) +
-                (zero_fill ? grad.tensors : 0);
+                (zero_fill ? grad.tensors : 0) +
+                (run.write_back_16bit ? (run.kernels == OptimizerKernels::per_op ? grad.tensors : 1) : 0);
     u.flops = Flops(grad.parameters * optimizer_flops_per_weight(optimizer));
     g.connect(gradient_source[k], g.add(u));
   }

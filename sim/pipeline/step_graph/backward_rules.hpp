@@ -83,6 +83,7 @@ struct OptimizerRun {
   OptimizerKernels kernels = OptimizerKernels::fused;
   ZeroGrad zero_grad = ZeroGrad::set_to_none;
   bool accumulate = false; // gradients can exist when the backward runs: add the AccumulateGrad ops
+  bool write_back_16bit = false; // the update writes fp16 model weights from the fp32 masters (O2)
 };
 
 // One update's kernels (per parameter tensor under per_op, per group when fused) and whole-tensor passes

@@ -138,13 +138,16 @@ MemoryFootprint memory_footprint(const OpGraph& forward, PrecisionPolicy policy,
   Bytes master = element_size(master_dtype(policy));
   const bool copies = keeps_16bit_weight_copies(policy);
   const double states = optimizer_state_tensors(optimizer);
-  m.weights = master * params + (copies ? Bytes(2.0) * params : Bytes(0.0));
-  m.gradients = master * params;
+  // O2: the fp16 model weights and gradients beside the fp32 masters (gradient_dtype: fp16).
+  const bool half_model = writes_back_16bit_weights(policy);
+  m.weights = master * params + (copies || half_model ? Bytes(2.0) * params : Bytes(0.0));
+  m.gradients = element_size(gradient_dtype(policy)) * params;
   m.optimizer_state = master * (params * states);
   // Per op: its weights, their gradients, each optimizer state, and the 16-bit copy.
   for (double p : op_params) {
-    tensors.insert(tensors.end(), 2 + static_cast<size_t>(states), master * p);
-    if (copies)
+    tensors.insert(tensors.end(), 1 + static_cast<size_t>(states), master * p);
+    tensors.push_back(element_size(gradient_dtype(policy)) * p);
+    if (copies || half_model)
       tensors.push_back(Bytes(2.0 * p));
   }
   m.allocator = allocator.reserved(tensors) - m.tensors();

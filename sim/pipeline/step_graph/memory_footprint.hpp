@@ -1,7 +1,8 @@
 // Device memory held during one training step, as frameworks allocate it.
 //
-//   weights     = P x size(master) (+ P x 2 for the 16-bit copies of mixed precision)
-//   gradients   = P x size(master)
+//   weights     = P x size(master) (+ P x 2 for the 16-bit copies of mixed precision, or the fp16 model
+//                 weights of mixed_fp16_o2 beside its fp32 masters)
+//   gradients   = P x size(gradient dtype): the master's, fp16 under mixed_fp16_o2
 //   optimizer   = P x states x size(master)
 //   activations = the input batch + each tensor some backward op reads, once
 //                 (autograd's saved tensors): a conv/matmul keeps its input,

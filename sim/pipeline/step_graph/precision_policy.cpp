@@ -7,6 +7,10 @@ namespace mlsim {
 
 DType master_dtype(PrecisionPolicy p) { return p == PrecisionPolicy::fp16 ? DType::fp16 : DType::fp32; }
 
+DType model_weight_dtype(PrecisionPolicy p) {
+  return p == PrecisionPolicy::fp16 || p == PrecisionPolicy::mixed_fp16_o2 ? DType::fp16 : master_dtype(p);
+}
+
 bool keeps_16bit_weight_copies(PrecisionPolicy p) {
   return p == PrecisionPolicy::mixed_fp16 || p == PrecisionPolicy::mixed_bf16;
 }
@@ -59,7 +63,8 @@ private:
     case PrecisionPolicy::fp32: return DType::fp32;
     case PrecisionPolicy::tf32:
       return is_matrix_kind(op.kind) && stack_.tf32 ? DType::tf32 : DType::fp32;
-    case PrecisionPolicy::fp16: return DType::fp16;
+    case PrecisionPolicy::fp16:
+    case PrecisionPolicy::mixed_fp16_o2: return DType::fp16;
     default: break;
     }
     if (op.precision_class == PrecisionClass::matrix)
@@ -107,7 +112,7 @@ private:
     op.forced_vector_path = is_16bit(compute) && stack_.path_for(op.kind) == SixteenBitPath::vector;
     op.compute_dtype = fallback ? DType::fp32 : compute;
     op.in_dtype = op.out_dtype = fallback ? DType::fp32 : io;
-    op.param_dtype = master_dtype(policy_);
+    op.param_dtype = model_weight_dtype(policy_);
     bool weight_copy = keeps_16bit_weight_copies(policy_) && op.owned_parameters > 0 &&
                        op.precision_class == PrecisionClass::matrix;
     if (weight_copy)

@@ -66,7 +66,7 @@ void add_host_issue(const GraphModel& model, const OpGraph& g, StepPlan& plan, c
   }
   // GradScaler's found-inf check and a read-back after the (last) micro-batch's backward both sync there.
   HostSync when = loop.readback_every_micro_batch ? HostSync::every_micro_batch : HostSync::none;
-  if (when == HostSync::none && stack.loss_scale_sync && model.precision == PrecisionPolicy::mixed_fp16)
+  if (when == HostSync::none && stack.loss_scale_sync && scales_loss(model.precision))
     when = HostSync::before_optimizer;
   std::optional<size_t> sync;
   if (when != HostSync::none && plan.optimizer_begin < g.ops.size())
@@ -138,7 +138,8 @@ StepGraph build_step_graph(const GraphModel& model, const AcceleratorSpec& acc, 
   check_fits(s.memory, acc.memory_size, batch, acc.name, model.where);
   s.training = fuse_ops(add_backward_and_optimizer(forward, model.optimizer, master_dtype(model.precision),
                                                   {model.stack.optimizer_kernels, model.stack.zero_grad,
-                                                   accumulates(model.stack, micro_batches)}),
+                                                   accumulates(model.stack, micro_batches),
+                                                   writes_back_16bit_weights(model.precision)}),
                        model.stack.fusion);
   apply_max_pool_kernels(s.training.graph, model.stack, model.layout);
   std::vector<Seconds> durations;

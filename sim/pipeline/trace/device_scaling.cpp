@@ -17,6 +17,7 @@ DType target_dtype(PrecisionPolicy policy, KernelClass cls, DType measured) {
   case PrecisionPolicy::tf32:
     return matrix ? DType::tf32 : DType::fp32;
   case PrecisionPolicy::fp16:
+  case PrecisionPolicy::mixed_fp16_o2:
     return DType::fp16;
   case PrecisionPolicy::mixed_fp16:
     return matrix ? DType::fp16 : measured;
