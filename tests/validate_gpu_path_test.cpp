@@ -276,3 +276,38 @@ TEST(ValidateGpuPath, StepsScriptRecordsTheHostsCallTimes) {
   EXPECT_GT(j["host_call"]["linear_forward_backward_us"].get<double>(), j["host_call"]["add_us"].get<double>());
   EXPECT_TRUE(j["configs"].empty());
 }
+
+// The BERT-large micro-batch script (bert_torch_steps.py) on the CPU with --smoke: a 2-layer model through
+// every code path of three configurations, each timed and profiled with its kernels summed by class; and its
+// kernel classes on kernel names as CUDA profiles show them (cuBLAS/CUTLASS GEMMs, ATen's softmax, dropout,
+// layer norm and elementwise kernels).
+TEST(ValidateGpuPath, BertStepsScriptRunsItsCodePathsOnTheCpu) {
+  if (std::system("/usr/bin/python3 -c 'import torch, torchvision' > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "no python3 with torch and torchvision";
+  const std::string script = mlsim::fixtures::source_path("sim/validate/gpu/bert_torch_steps.py");
+  const std::string out = mlsim::fixtures::scratch_dir() + "bert.json";
+  int rc = std::system(("/usr/bin/python3 " + script + " --smoke --out " + out + " > /dev/null 2>&1").c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  ASSERT_EQ(WEXITSTATUS(rc), 0);
+  std::ifstream in(out);
+  auto j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["configs"].size(), 3u);
+  for (const auto& c : j["configs"]) {
+    ASSERT_FALSE(c.contains("error")) << c.dump();
+    EXPECT_GT(c["micro_batch_s_median"].get<double>(), 0.0) << c["name"];
+    EXPECT_FALSE(c["us_per_micro_batch_by_class"].empty()) << c["name"];
+  }
+  const std::string classes = mlsim::fixtures::scratch_dir() + "classes.txt";
+  const std::string dir = std::filesystem::path(script).parent_path().string();
+  rc = std::system(("cd " + dir + " && /usr/bin/python3 -c \"import bert_torch_steps as b; print(' '.join(b.kernel_class(n) "
+                    "for n in ['ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_nn', 'cunn_SoftMaxForward<8, c10::Half>', "
+                    "'fused_dropout_kernel_vec<c10::Half, float, unsigned int, 1, 4>', "
+                    "'vectorized_layer_norm_kernel<c10::Half, float>', "
+                    "'vectorized_elementwise_kernel<4, GeluCUDAKernelImpl>', 'nll_loss_forward_reduce_cuda_kernel_2d']))\" > " +
+                    classes).c_str());
+  ASSERT_EQ(WEXITSTATUS(rc), 0);
+  std::ifstream cin(classes);
+  std::string line;
+  std::getline(cin, line);
+  EXPECT_EQ(line, "matmul softmax dropout layer_norm elementwise loss");
+}

@@ -14,7 +14,8 @@
 # run: nvidia-smi; mlsim-gpu-measure, full sweep (the GPU alone: cuBLAS GEMMs,
 #   HBM, PCIe, and cuDNN convolutions when cuDNN is there; rebuilt with nvcc if
 #   the carried one does not start) -> gpu.json; ResNet-50 training steps in
-#   eager PyTorch (rn50_torch_steps.py) -> rn50.json; fused attention's fraction of the peak and the LM-head
+#   eager PyTorch (rn50_torch_steps.py) -> rn50.json; BERT-large micro-batches with their kernels by class
+#   (bert_torch_steps.py) -> bert.json; fused attention's fraction of the peak and the LM-head
 #   GEMM at an unaligned and a padded vocabulary (transformer_kernels.py) -> transformer.json; the kernel-model fit of
 #   gpu.json and its table of achieved vs datasheet efficiency per op class
 #   -> gpu-fit.yaml and calibrate.txt; mlsim calibrate --quick --gpu required
@@ -83,6 +84,9 @@ run)
   else
     timeout 240 env -u LD_LIBRARY_PATH python3 sim/validate/gpu/rn50_torch_steps.py --out "$OUT/rn50.json" >> "$log" 2>&1
     echo "rn50_torch_steps: exit $?" >> "$log"
+    # BERT-large micro-batches (autocast, the model cast to fp16 as apex O2, TF32) with their kernels by class.
+    timeout 240 env -u LD_LIBRARY_PATH python3 sim/validate/gpu/bert_torch_steps.py --out "$OUT/bert.json" >> "$log" 2>&1
+    echo "bert_torch_steps: exit $?" >> "$log"
   fi
   # 2b. Transformer kernels: fused attention's fraction of the peak and the unaligned LM-head GEMM
   #     (transformer_kernels.py; the bf16 dense peak from the preset of the GPU nvidia-smi names).

@@ -225,16 +225,51 @@ def host_calls(device, calls):
     return out
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def write_json(result, path):
+    if path:
+        with open(path, "w") as f:
+            json.dump(result, f, indent=1)
+
+
+def run_each(configs, run, result, out_path, describe):
+    """Runs each configuration (run(config) -> dict with "name"), keeping a failing one's error without losing
+    the others, prints describe(r) for each, and writes the results after each (so a time limit keeps what
+    was measured)."""
+    for config in configs:
+        try:
+            r = run(config)
+        except Exception as e:  # one failing configuration must not lose the others
+            r = {"name": config[0], "error": f"{type(e).__name__}: {e}"}
+        result["configs"].append(r)
+        print(f"{r['name']:28s} " + (f"failed: {r['error']}" if "error" in r else describe(r)), flush=True)
+        write_json(result, out_path)
+
+
+def step_arguments(doc, quick_help, smoke_help):
+    """The measurement scripts' common command line: --out, --quick, --smoke."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--out", help="JSON file for the results")
-    ap.add_argument("--quick", action="store_true", help="fewer steps")
-    ap.add_argument("--smoke", action="store_true", help="CPU, batch 2, two steps: the code paths only")
+    ap.add_argument("--quick", action="store_true", help=quick_help)
+    ap.add_argument("--smoke", action="store_true", help=smoke_help)
+    return ap
+
+
+def gpu_or_cpu(smoke, prog):
+    """The device: the CPU for a smoke run, else the GPU, or None (after saying so) where there is none."""
+    if smoke:
+        return "cpu"
+    if not torch.cuda.is_available():
+        print(f"{prog}: no usable GPU (torch.cuda.is_available() is False)", file=sys.stderr)
+        return None
+    return "cuda"
+
+
+def main():
+    ap = step_arguments(__doc__, "fewer steps", "CPU, batch 2, two steps: the code paths only")
     ap.add_argument("--host-only", action="store_true", help="the host's CPU and call times, no training steps")
     a = ap.parse_args()
-    device = "cpu" if a.smoke else "cuda"
-    if device == "cuda" and not torch.cuda.is_available():
-        print("rn50_torch_steps: no usable GPU (torch.cuda.is_available() is False)", file=sys.stderr)
+    device = gpu_or_cpu(a.smoke, "rn50_torch_steps")
+    if device is None:
         return 2
     warmup, steps = (1, 2) if a.smoke else ((8, 15) if a.quick else (12, 30))
     result = {"torch": torch.__version__, "torchvision": torchvision.__version__, "host_cpu": cpu_model(),
@@ -242,32 +277,22 @@ def main():
     print(f"host: {result['host_cpu'] or 'unknown CPU'}; a call: add {result['host_call']['add_us']:.1f} us, "
           f"1x1 linear forward+backward {result['host_call']['linear_forward_backward_us']:.1f} us", flush=True)
     if a.host_only:
-        if a.out:
-            with open(a.out, "w") as f:
-                json.dump(result, f, indent=1)
+        write_json(result, a.out)
         return 0
     if device == "cuda":
         p = torch.cuda.get_device_properties(0)
         result.update({"gpu": p.name, "sm_count": p.multi_processor_count, "memory_B": p.total_memory,
                        "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version()})
-    for name, precision, layout, batch, source, profiled in CONFIGS:
-        if a.smoke:
-            batch = 2
-        try:
-            r = run_config(name, precision, layout, batch, source, profiled, device, warmup, steps)
-        except Exception as e:  # one failing configuration must not lose the others
-            r = {"name": name, "error": f"{type(e).__name__}: {e}"}
-        result["configs"].append(r)
-        if "error" in r:
-            print(f"{name:28s} failed: {r['error']}", flush=True)
-        else:
-            mem = r.get("max_memory_allocated_B", 0) / 2**30
-            print(f"{name:28s} step {r['step_s_median'] * 1e3:8.2f} ms (p10 {r['step_s_p10'] * 1e3:.2f}, "
-                  f"p90 {r['step_s_p90'] * 1e3:.2f}) {r['images_per_s']:8.1f} img/s  peak alloc {mem:6.2f} GiB",
-                  flush=True)
-        if a.out:  # after each configuration, so a time limit keeps what was measured
-            with open(a.out, "w") as f:
-                json.dump(result, f, indent=1)
+    def run(c):
+        name, precision, layout, batch, source, profiled = c
+        return run_config(name, precision, layout, 2 if a.smoke else batch, source, profiled, device, warmup, steps)
+
+    def describe(r):
+        return (f"step {r['step_s_median'] * 1e3:8.2f} ms (p10 {r['step_s_p10'] * 1e3:.2f}, "
+                f"p90 {r['step_s_p90'] * 1e3:.2f}) {r['images_per_s']:8.1f} img/s  "
+                f"peak alloc {r.get('max_memory_allocated_B', 0) / 2**30:6.2f} GiB")
+
+    run_each(CONFIGS, run, result, a.out, describe)
     return 0
 
 
