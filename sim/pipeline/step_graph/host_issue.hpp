@@ -22,7 +22,7 @@
 // NVIDIA's BERT recipe does) syncs there too: every micro-batch after the first is issued from an idle
 // device, so the host's lag where its calls are slower than the kernels (a forward of small ops) is exposed in
 // each of them, even where the host is faster over the whole micro-batch.
-// Ignores: the host's work between the read-back and the next op (the loop, the loader's hand-over); the launch queue's depth (the host is never held back by a full queue); host work between
+// Ignores: the launch queue's depth (the host is never held back by a full queue); host work between
 // ops that is not a call (Python control flow, the data loader's hand-over, logging); a per-op host
 // cost that varies with the op's kind or arguments (one mean figure per stack); the host's
 // single-thread speed (the figure is the measuring host's).
