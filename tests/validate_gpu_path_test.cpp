@@ -37,6 +37,19 @@ struct Curve {
 const Curve kCurves[] = {{"fp16", 742e12, 900.0}, {"bf16", 735e12, 950.0}, {"tf32", 370e12, 700.0}, {"fp32", 50e12, 300.0}};
 constexpr double kPinned = 50e9, kPageable = 25e9, kCopyLatency = 10e-6, kLaunch = 5e-6;
 
+// Whether Debian's python3 imports these modules ("torch, torchvision").
+bool python_imports(const std::string& modules) {
+  return std::system(("/usr/bin/python3 -c 'import " + modules + "' > /dev/null 2>&1").c_str()) == 0;
+}
+
+// Runs sim/validate/gpu/<script> under Debian's python3 with `args` (redirections included); its exit status,
+// -1 when it did not exit.
+int run_gpu_script(const std::string& script, const std::string& args) {
+  int rc = std::system(
+      ("/usr/bin/python3 " + mlsim::fixtures::source_path("sim/validate/gpu/" + script) + " " + args).c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
 GpuBenchResult synthetic_h200() {
   GpuBenchResult r;
   // A name no preset's family matches: the profile keeps the measured peaks (no kernel-model fit, which
@@ -238,15 +251,11 @@ TEST(ValidateGpuPath, ConvolutionsAndBatchNormsRoundTripAndBadFieldsAreNamed) {
 // The device check's transformer-kernel script (fused attention, the LM head aligned and not) says plainly that
 // it needs a GPU and exits 0 where there is none; where there is one it measures, and must still exit 0.
 TEST(ValidateGpuPath, TransformerKernelScriptExitsCleanlyWithoutAGpu) {
-  if (std::system("/usr/bin/python3 -c 'import torch' > /dev/null 2>&1") != 0)
+  if (!python_imports("torch"))
     GTEST_SKIP() << "no python3 with torch";
   const std::string out = mlsim::fixtures::scratch_dir() + "transformer.json";
   const std::string log = mlsim::fixtures::scratch_dir() + "transformer.log";
-  int rc = std::system(("/usr/bin/python3 " + mlsim::fixtures::source_path("sim/validate/gpu/transformer_kernels.py") +
-                        " --out " + out + " --peak-tflops 312 > " + log + " 2>&1")
-                           .c_str());
-  ASSERT_TRUE(WIFEXITED(rc));
-  EXPECT_EQ(WEXITSTATUS(rc), 0);
+  EXPECT_EQ(run_gpu_script("transformer_kernels.py", "--out " + out + " --peak-tflops 312 > " + log + " 2>&1"), 0);
   std::ifstream in(log);
   std::stringstream text;
   text << in.rdbuf();
@@ -258,14 +267,10 @@ TEST(ValidateGpuPath, TransformerKernelScriptExitsCleanlyWithoutAGpu) {
 // layer's forward and backward (on the CPU here with --smoke: the dispatch without a CUDA launch). A call takes
 // more than nothing and less than a millisecond on any host that runs PyTorch.
 TEST(ValidateGpuPath, StepsScriptRecordsTheHostsCallTimes) {
-  if (std::system("/usr/bin/python3 -c 'import torch, torchvision' > /dev/null 2>&1") != 0)
+  if (!python_imports("torch, torchvision"))
     GTEST_SKIP() << "no python3 with torch and torchvision";
   const std::string out = mlsim::fixtures::scratch_dir() + "host.json";
-  int rc = std::system(("/usr/bin/python3 " + mlsim::fixtures::source_path("sim/validate/gpu/rn50_torch_steps.py") +
-                        " --smoke --host-only --out " + out + " > /dev/null 2>&1")
-                           .c_str());
-  ASSERT_TRUE(WIFEXITED(rc));
-  ASSERT_EQ(WEXITSTATUS(rc), 0);
+  ASSERT_EQ(run_gpu_script("rn50_torch_steps.py", "--smoke --host-only --out " + out + " > /dev/null 2>&1"), 0);
   std::ifstream in(out);
   auto j = nlohmann::json::parse(in);
   EXPECT_TRUE(j["host_cpu"].is_string());
@@ -282,13 +287,10 @@ TEST(ValidateGpuPath, StepsScriptRecordsTheHostsCallTimes) {
 // kernel classes on kernel names as CUDA profiles show them (cuBLAS/CUTLASS GEMMs, ATen's softmax, dropout,
 // layer norm and elementwise kernels).
 TEST(ValidateGpuPath, BertStepsScriptRunsItsCodePathsOnTheCpu) {
-  if (std::system("/usr/bin/python3 -c 'import torch, torchvision' > /dev/null 2>&1") != 0)
+  if (!python_imports("torch, torchvision"))
     GTEST_SKIP() << "no python3 with torch and torchvision";
-  const std::string script = mlsim::fixtures::source_path("sim/validate/gpu/bert_torch_steps.py");
   const std::string out = mlsim::fixtures::scratch_dir() + "bert.json";
-  int rc = std::system(("/usr/bin/python3 " + script + " --smoke --out " + out + " > /dev/null 2>&1").c_str());
-  ASSERT_TRUE(WIFEXITED(rc));
-  ASSERT_EQ(WEXITSTATUS(rc), 0);
+  ASSERT_EQ(run_gpu_script("bert_torch_steps.py", "--smoke --out " + out + " > /dev/null 2>&1"), 0);
   std::ifstream in(out);
   auto j = nlohmann::json::parse(in);
   ASSERT_EQ(j["configs"].size(), 3u);
@@ -298,13 +300,14 @@ TEST(ValidateGpuPath, BertStepsScriptRunsItsCodePathsOnTheCpu) {
     EXPECT_FALSE(c["us_per_micro_batch_by_class"].empty()) << c["name"];
   }
   const std::string classes = mlsim::fixtures::scratch_dir() + "classes.txt";
-  const std::string dir = std::filesystem::path(script).parent_path().string();
-  rc = std::system(("cd " + dir + " && /usr/bin/python3 -c \"import bert_torch_steps as b; print(' '.join(b.kernel_class(n) "
-                    "for n in ['ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_nn', 'cunn_SoftMaxForward<8, c10::Half>', "
-                    "'fused_dropout_kernel_vec<c10::Half, float, unsigned int, 1, 4>', "
-                    "'vectorized_layer_norm_kernel<c10::Half, float>', "
-                    "'vectorized_elementwise_kernel<4, GeluCUDAKernelImpl>', 'nll_loss_forward_reduce_cuda_kernel_2d']))\" > " +
-                    classes).c_str());
+  const std::string dir = mlsim::fixtures::source_path("sim/validate/gpu");
+  int rc = std::system(("cd " + dir + " && /usr/bin/python3 -c \"import bert_torch_steps as b; print(' '.join(b.kernel_class(n) "
+                        "for n in ['ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_nn', 'cunn_SoftMaxForward<8, c10::Half>', "
+                        "'fused_dropout_kernel_vec<c10::Half, float, unsigned int, 1, 4>', "
+                        "'vectorized_layer_norm_kernel<c10::Half, float>', "
+                        "'vectorized_elementwise_kernel<4, GeluCUDAKernelImpl>', 'nll_loss_forward_reduce_cuda_kernel_2d']))\" > " +
+                        classes).c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
   ASSERT_EQ(WEXITSTATUS(rc), 0);
   std::ifstream cin(classes);
   std::string line;

@@ -63,6 +63,11 @@ struct StepPlan {
   // zero_grad fills the gradients with zeros (accumulate_from_first).
   size_t accumulate_begin = std::numeric_limits<size_t>::max(); // none
   bool accumulate_from_first = false;
+  // The end of the ops micro-batch m runs before the optimizer: a step's first skips the adds unless
+  // gradients were filled for it.
+  size_t micro_batch_end(long m) const {
+    return m == 0 && !accumulate_from_first ? std::min(accumulate_begin, optimizer_begin) : optimizer_begin;
+  }
   Bytes memory_footprint{0.0};
   Bytes memory_capacity{0.0};
   // Added by the step graph:

@@ -202,13 +202,13 @@ void Trainer::run() {
 
       seg = 0;
       // No gradients held yet (set to None after the last step): the backward's go in without an add.
-      const bool skip_accumulate = micro == 0 && !plan.accumulate_from_first;
+      const size_t skip_from = plan.micro_batch_end(micro);
       for (size_t i = 0; i < end; ++i) {
-        if (skip_accumulate && i == plan.accumulate_begin && i < plan.optimizer_begin) {
+        if (i == skip_from && i < plan.optimizer_begin) {
           flush(i);
-          seg = plan.optimizer_begin;
-          i = plan.optimizer_begin - 1;
-          continue;
+          seg = i = plan.optimizer_begin;
+          if (i >= end)
+            break;
         }
         const PlannedOp& op = plan.ops[i];
         if (i == plan.optimizer_begin) {

@@ -65,14 +65,12 @@ void add_host_issue(const GraphModel& model, const OpGraph& g, StepPlan& plan, c
     host.push_back(on_device ? host_call(stack, g.ops[i], i, plan.optimizer_begin) : Seconds(0.0));
   }
   // GradScaler's found-inf check and a read-back after the (last) micro-batch's backward both sync there.
-  HostSync when = loop.readback_every_micro_batch ? HostSync::every_micro_batch : HostSync::none;
-  if (when == HostSync::none && stack.loss_scale_sync && scales_loss(model.precision))
-    when = HostSync::before_optimizer;
-  std::optional<size_t> sync;
-  if (when != HostSync::none && plan.optimizer_begin < g.ops.size())
-    sync = plan.optimizer_begin;
-  else
+  HostSync when = loop.readback_every_micro_batch                            ? HostSync::every_micro_batch
+                  : stack.loss_scale_sync && scales_loss(model.precision) ? HostSync::before_optimizer
+                                                                          : HostSync::none;
+  if (plan.optimizer_begin >= g.ops.size()) // no optimizer: no sync before it
     when = HostSync::none;
+  const std::optional<size_t> sync = when == HostSync::none ? std::nullopt : std::optional(plan.optimizer_begin);
   const HostIssue issue = host_issue(device, host, sync);
   for (size_t i = 0; i < plan.ops.size(); ++i) {
     PlannedOp& p = plan.ops[i];
@@ -89,7 +87,7 @@ void add_host_issue(const GraphModel& model, const OpGraph& g, StepPlan& plan, c
     return;
   // A step of N micro-batches: the host time and the device's wait for the whole step.
   plan.micro_batch_host_wait = micro_batch_waits(device, host, plan.optimizer_begin, micro_batches, when,
-                                                 plan.accumulate_from_first ? plan.ops.size() : plan.accumulate_begin);
+                                                 plan.micro_batch_end(0));
   Seconds host_fb{0.0}, wait{0.0};
   for (size_t i = 0; i < plan.optimizer_begin && i < host.size(); ++i)
     host_fb += host[i];
