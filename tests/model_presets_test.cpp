@@ -174,3 +174,29 @@ TEST(ModelPresets, UNetDepth4) {
   EXPECT_DOUBLE_EQ(c.params, p);
   EXPECT_NEAR(c.params, 31e6, 0.02 * 31e6);
 }
+
+// torchvision docs: resnet101 "GFLOPS 7.8", 44,549,160 parameters; resnet152 "GFLOPS 11.51", 60,192,808;
+// resnext50_32x4d "GFLOPS 4.23", 25,028,904. ResNeXt-101 32x4d is not in torchvision's table: its
+// ResNet(Bottleneck, [3, 4, 23, 3], groups=32, width_per_group=4) has 44,177,704 parameters and 7.97e9
+// multiply-adds at 224x224 (counted with torchvision 0.14's modules and forward hooks; Xie et al. 2017 Table 5
+// gives 7.8e9 for the stride-in-1x1 original).
+TEST(ModelPresets, DeeperResNetsAndResNeXtHaveTorchvisionsCounts) {
+  struct Expected {
+    const char* preset;
+    double gmacs, params;
+  };
+  for (Expected e : {Expected{"resnet101", 7.80, 44549160.0}, Expected{"resnet152", 11.51, 60192808.0},
+                     Expected{"resnext50_32x4d", 4.23, 25028904.0}, Expected{"resnext101_32x4d", 7.97, 44177704.0}}) {
+    Counted c = count(e.preset);
+    EXPECT_NEAR(c.macs, e.gmacs * 1e9, 0.02 * e.gmacs * 1e9) << e.preset;
+    EXPECT_DOUBLE_EQ(c.params, e.params) << e.preset;
+  }
+}
+
+// NVIDIA ConvNets' SE-ResNeXt-101 32x4d (image_classification/resnet.py, SEBottleneck, se_squeeze=16): every one of
+// the 33 blocks adds Linear(C, 16) and Linear(16, C) with biases, 33 C + 16 weights, C its output channels (256,
+// 512, 1024, 2048 in blocks of 3, 4, 23, 3: sum 32,512), on top of ResNeXt-101 32x4d's 44,177,704.
+TEST(ModelPresets, SeResNeXtAddsItsGatesWeights) {
+  const double blocks_channels = 3 * 256 + 4 * 512 + 23 * 1024 + 3 * 2048;
+  EXPECT_DOUBLE_EQ(count("se_resnext101_32x4d").params, 44177704.0 + 33.0 * blocks_channels + 16.0 * 33);
+}

@@ -3,6 +3,7 @@
 #include "sim/core/run/load/hardware_load.hpp"
 #include "sim/core/run/load/model_load.hpp"
 #include "sim/pipeline/model_spec.hpp"
+#include "sim/pipeline/step_graph/layer_builders.hpp"
 
 #include <fmt/format.h>
 
@@ -45,6 +46,18 @@ Op gemm_op(long m, long n, long k, DType d) {
   op.param_elements = static_cast<double>(k * n);
   op.out_elements = static_cast<double>(m * n);
   op.dims = {{"batch", m}, {"m", m}, {"n", n}, {"k", k}};
+  op.compute_dtype = op.in_dtype = op.out_dtype = op.param_dtype = d;
+  return op;
+}
+
+Op conv_op(long hw, long cin, long cout, int kernel, int stride, long batch, DType d, long groups) {
+  LayerSpec l = make_layer("conv2d", "c");
+  l.filters = cout;
+  l.kernel = kernel;
+  l.stride = stride;
+  l.bias = false;
+  l.groups = groups;
+  Op op = build_layer(l, {{hw, hw, cin}}, batch).ops.front();
   op.compute_dtype = op.in_dtype = op.out_dtype = op.param_dtype = d;
   return op;
 }

@@ -31,6 +31,10 @@ inline Scenario load(const std::string& yaml, const std::vector<std::string>& ov
 // A device matmul m x n x k computing and storing in `d` (dims m, n, k and batch = m).
 Op gemm_op(long m, long n, long k, DType d);
 
+// A conv2d layer's forward op (no bias, "same" padding) over `batch` hw x hw x cin images into cout channels in
+// `groups` groups, computing and storing in `d`, as the step graph builds it.
+Op conv_op(long hw, long cin, long cout, int kernel, int stride, long batch, DType d, long groups = 1);
+
 // Plans one step of `model` (a `model:` mapping in flow YAML, e.g. "{preset: resnet50, precision: fp32}")
 // on one `accelerator` preset at `batch` samples per device, without simulating. Throws InputError when
 // the step does not fit in device memory.

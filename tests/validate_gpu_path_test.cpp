@@ -216,7 +216,8 @@ TEST(ValidateGpuPath, CalibrateFitsMeasurementsMadeElsewhere) {
 // wrong kind is an input error that names its place in the file (never a JSON library exception).
 TEST(ValidateGpuPath, ConvolutionsAndBatchNormsRoundTripAndBadFieldsAreNamed) {
   GpuBenchResult r = synthetic_h200();
-  r.conv = {{"bwd_filter", "fp32", 256, 64, 56, 56, 64, 3, 3, 1, 1, 1.7e-3, 0.01, "nchw", true}};
+  r.conv = {{"bwd_filter", "fp32", 256, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1.7e-3, 0.01, "nchw", true},
+            {"fwd", "fp16", 256, 128, 56, 56, 128, 3, 3, 1, 1, 32, 4.1e-4, 0.01, "nhwc", true}};
   r.norm = {{"bwd", "fp16", "nhwc", 256, 64, 112, 112, 5.05e-4, 0.001}};
   const std::string path = temp_path("mlsim-gpu-results-conv-");
   auto write = [&](const std::string& text) { std::ofstream(path) << text; };
@@ -224,7 +225,10 @@ TEST(ValidateGpuPath, ConvolutionsAndBatchNormsRoundTripAndBadFieldsAreNamed) {
   write_gpu_results_json(r, json);
   write(json.str());
   const GpuBenchResult back = read_gpu_results_json(path);
-  ASSERT_EQ(back.conv.size(), 1u);
+  ASSERT_EQ(back.conv.size(), 2u);
+  EXPECT_EQ(back.conv[0].groups, 1);
+  EXPECT_EQ(back.conv[1].groups, 32);
+  EXPECT_DOUBLE_EQ(back.conv[1].flops(), 2.0 * 256 * 128 * 56 * 56 * 4 * 9); // 4 input channels a group
   EXPECT_EQ(back.conv[0].layout, "nchw");
   EXPECT_TRUE(back.conv[0].autotuned);
   EXPECT_EQ(back.conv[0].op, "bwd_filter");
@@ -234,7 +238,8 @@ TEST(ValidateGpuPath, ConvolutionsAndBatchNormsRoundTripAndBadFieldsAreNamed) {
   EXPECT_DOUBLE_EQ(back.norm[0].elements(), 256.0 * 64 * 112 * 112);
   for (auto [from, to, where] : {std::tuple{"\"op\": \"bwd\"", "\"op\": 5", "norm.0.op"},
                                  std::tuple{"\"layout\": \"nchw\"", "\"layout\": \"nchwx\"", "conv.0.layout"},
-                                 std::tuple{"\"c\": 64, \"h\": 112", "\"c\": \"64\", \"h\": 112", "norm.0.c"}}) {
+                                 std::tuple{"\"c\": 64, \"h\": 112", "\"c\": \"64\", \"h\": 112", "norm.0.c"},
+                                 std::tuple{"\"groups\": 32", "\"groups\": 3", "conv.1"}}) {
     std::string text = json.str();
     ASSERT_NE(text.find(from), std::string::npos) << from;
     write(text.replace(text.find(from), std::string(from).size(), to));

@@ -7,22 +7,14 @@
 #include "sim/pipeline/step_graph/layer_builders.hpp"
 #include "sim/pipeline/step_graph/op_cost.hpp"
 
+#include "test_support.hpp"
+
 #include <gtest/gtest.h>
 
 using namespace mlsim;
 
 namespace {
-Op conv_op(long hw, long cin, long cout, int kernel, int stride, long batch, DType d) {
-  LayerSpec l;
-  l.type = "conv2d";
-  l.name = "c";
-  l.filters = cout;
-  l.kernel = kernel;
-  l.stride = stride;
-  Op op = build_layer(l, {{hw, hw, cin}}, batch).ops.front();
-  op.compute_dtype = op.in_dtype = op.out_dtype = op.param_dtype = d;
-  return op;
-}
+using fixtures::conv_op;
 // The same op without what tells cuDNN it may use Winograd: the implicit GEMM alone.
 Op implicit_gemm_only(Op op) {
   op.dims.erase("kernel_size");

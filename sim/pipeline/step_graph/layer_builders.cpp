@@ -66,18 +66,29 @@ LayerOutput conv(const LayerSpec& l, const Shape& in, long batch, bool transpose
   long wo = transpose ? (l.padding == "same" ? w * s : (w - 1) * s + k) : conv_out(w, l.kernel, s, l.padding);
   if (ho < 1 || wo < 1)
     bad_shape(l, "an input at least as large as the " + std::to_string(k) + "x" + std::to_string(k) + " kernel", in);
+  // A grouped convolution is `groups` independent convolutions of cin/groups channels into cout/groups: one
+  // batched implicit GEMM whose per-group dims are what its tiles and the tensor-core alignment rule see.
+  const long g = l.groups;
+  if (g < 1 || cin % g != 0 || cout % g != 0)
+    throw InputError("", "model.layers '" + l.name + "' (" + l.type + ").groups",
+                     "a group count dividing both the input channels (" + std::to_string(cin) + ") and filters (" +
+                         std::to_string(cout) + ")",
+                     std::to_string(g));
+  const long cin_g = cin / g, cout_g = cout / g;
   LayerOutput out;
   out.shape = {ho, wo, cout};
   Op op = base_op(l, transpose ? "conv_transpose" : "conv", OpKind::conv, PrecisionClass::matrix);
   long positions = transpose ? h * w : ho * wo; // GEMM rows per sample: the positions the kernel is applied at
-  op.dims = {{"batch", batch}, {"m", batch * positions}, {"n", cout}, {"k", cin * k * k},
-             {"in_channels", cin}, {"out_channels", cout}};
+  op.dims = {{"batch", batch}, {"m", batch * positions}, {"n", cout_g}, {"k", cin_g * k * k},
+             {"in_channels", cin_g}, {"out_channels", cout_g}};
+  if (g > 1)
+    op.dims["groups"] = g;
   if (!transpose) // what decides whether cuDNN offers Winograd (3x3, stride 1) and its tile count
     op.dims.insert({{"kernel_size", k}, {"stride", s}, {"out_height", ho}, {"out_width", wo}});
-  op.flops = Flops(2.0 * static_cast<double>(batch) * positions * cout * cin * k * k);
+  op.flops = Flops(2.0 * static_cast<double>(batch) * positions * cout * cin_g * k * k);
   op.in_elements = elements(in) * static_cast<double>(batch);
   op.out_elements = elements(out.shape) * static_cast<double>(batch);
-  op.owned_parameters = static_cast<double>(k * k * cin * cout + (l.bias ? cout : 0));
+  op.owned_parameters = static_cast<double>(k * k * cin_g * cout + (l.bias ? cout : 0));
   op.owned_tensors = 1 + (l.bias ? 1 : 0);
   op.param_elements = op.owned_parameters;
   out.ops.push_back(op);
@@ -178,7 +189,7 @@ LayerOutput build_layer(const LayerSpec& l, const std::vector<Shape>& inputs, lo
   if (inputs.empty())
     throw InternalError("layer '" + l.name + "' has no input");
   const Shape& in = inputs.front();
-  bool many = l.type == "concat" || l.type == "add";
+  bool many = l.type == "concat" || l.type == "add" || l.type == "multiply";
   if (!many && inputs.size() != 1)
     throw InputError("", "model.layers '" + l.name + "'.inputs", "one input for a " + l.type + " layer",
                      std::to_string(inputs.size()) + " inputs");
@@ -225,6 +236,20 @@ LayerOutput build_layer(const LayerSpec& l, const std::vector<Shape>& inputs, lo
     out.ops.push_back(elementwise(l, "add", elements(in), batch, inputs.size() - 1.0,
                                   static_cast<double>(inputs.size())));
     out.ops.back().gradient_passes_through = true;
+  } else if (t == "multiply") {
+    // Elementwise product; an input of [channels] scales every position (squeeze-and-excitation's gate).
+    double read = 0.0;
+    for (const auto& s : inputs) {
+      bool per_channel = s.size() == 1 && s[0] == in.back();
+      if (s != in && !per_channel)
+        bad_shape(l, "inputs of one shape " + to_string(in) + " or per-channel scales [" + std::to_string(in.back()) +
+                         "]",
+                  s);
+      read += elements(s);
+    }
+    Op op = elementwise(l, "multiply", elements(in), batch, inputs.size() - 1.0);
+    op.in_elements = read * static_cast<double>(batch);
+    out.ops.push_back(op);
   } else if (t == "concat") {
     double total = 0.0;
     for (const auto& s : inputs) {

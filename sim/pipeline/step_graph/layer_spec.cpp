@@ -16,7 +16,7 @@ namespace {
 // Keys each layer type accepts besides type, name, inputs and placement.
 const std::map<std::string, std::vector<std::string>>& type_keys() {
   static const std::map<std::string, std::vector<std::string>> keys{
-      {"conv2d", {"filters", "kernel", "stride", "padding", "bias", "activation"}},
+      {"conv2d", {"filters", "kernel", "stride", "padding", "bias", "activation", "groups"}},
       {"conv2d_transpose", {"filters", "kernel", "stride", "padding", "bias", "activation"}},
       {"dense", {"units", "bias", "activation", "tied_weights"}},
       {"max_pool", {"size", "stride", "padding"}},
@@ -26,6 +26,7 @@ const std::map<std::string, std::vector<std::string>>& type_keys() {
       {"dropout", {"rate"}},
       {"concat", {}},
       {"add", {}},
+      {"multiply", {}},
       {"flatten", {}},
       {"batch_norm", {}},
       {"layer_norm", {}},

@@ -24,6 +24,7 @@ struct LayerSpec {
   OpPlacement placement = OpPlacement::device;
 
   long filters = 0;           // conv2d, conv2d_transpose
+  long groups = 1;            // conv2d: channel groups (ResNeXt's cardinality; = channels for a depthwise conv)
   long units = 0;             // dense
   int kernel = 1;             // conv kernel size, pooling window
   int stride = 0;             // 0: 1 for convs, the window for pooling

@@ -110,22 +110,31 @@ ModelPreset unet(const PresetOptions& o) {
 
 // conv (no bias) + batch norm (+ ReLU), the ResNet building unit.
 void conv_bn(std::vector<LayerSpec>& L, const std::string& name, long filters, int kernel, int stride, bool relu,
-             std::vector<std::string> inputs = {}) {
+             std::vector<std::string> inputs = {}, long groups = 1) {
   L.push_back(conv(name, filters, kernel, stride, "", false, std::move(inputs)));
+  L.back().groups = groups;
   L.push_back(layer("batch_norm", name + "_bn"));
   if (relu)
     L.push_back(act(name + "_relu", "relu"));
 }
 
-ModelPreset resnet(const PresetOptions& o, bool bottleneck, const std::vector<int>& blocks) {
+// ResNet (He et al. 2016) as torchvision builds it (the stride on the 3x3: "v1.5"); with `groups` > 1 the
+// bottleneck's 3x3 is grouped and `width_per_group` channels a group set its width: ResNeXt (Xie et al. 2017,
+// "Aggregated Residual Transformations", the 32x4d templates of Table 1). `se_units` > 0 gates each block's output
+// by squeeze-and-excitation (Hu et al. 2018) as NVIDIA's ConvNets build it (image_classification/resnet.py): the
+// channel means through Linear(C, se_units) + ReLU and Linear(se_units, C) + sigmoid scale the output before the
+// residual add (there one addcmul kernel, here a multiply and the add).
+ModelPreset resnet(const PresetOptions& o, bool bottleneck, const std::vector<int>& blocks, long groups = 1,
+                   long width_per_group = 64, long se_units = 0) {
   ModelPreset p{{}, {224, 224, 3}};
   auto& L = p.layers;
   conv_bn(L, "conv1", 64, 7, 2, true);
   L.push_back(pool("max_pool", "pool1", 3, 2, "same"));
   std::string x = "pool1";
   for (size_t stage = 0; stage < blocks.size(); ++stage) {
-    long width = 64L << stage;
-    long out = bottleneck ? 4 * width : width;
+    long planes = 64L << stage;
+    long width = bottleneck ? planes * width_per_group / 64 * groups : planes;
+    long out = bottleneck ? 4 * planes : planes;
     for (int b = 0; b < blocks[stage]; ++b) {
       std::string n = "layer" + std::to_string(stage + 1) + "." + std::to_string(b);
       int stride = (b == 0 && stage > 0) ? 2 : 1;
@@ -137,8 +146,14 @@ ModelPreset resnet(const PresetOptions& o, bool bottleneck, const std::vector<in
       }
       if (bottleneck) {
         conv_bn(L, n + "_conv1", width, 1, 1, true, {x});
-        conv_bn(L, n + "_conv2", width, 3, stride, true);
+        conv_bn(L, n + "_conv2", width, 3, stride, true, {}, groups);
         conv_bn(L, n + "_conv3", out, 1, 1, false);
+        if (se_units > 0) {
+          L.push_back(layer("global_avg_pool", n + "_se_mean"));
+          L.push_back(dense(n + "_se_squeeze", se_units, "relu"));
+          L.push_back(dense(n + "_se_expand", out, "sigmoid"));
+          L.push_back(layer("multiply", n + "_se_scale", {n + "_conv3_bn", n + "_se_expand"}));
+        }
       } else {
         conv_bn(L, n + "_conv1", width, 3, stride, true, {x});
         conv_bn(L, n + "_conv2", width, 3, 1, false);
@@ -180,9 +195,10 @@ ModelPreset transformer_preset(const std::string& name, const PresetOptions& o);
 bool is_transformer_preset(const std::string& name);
 
 const std::vector<std::string>& model_preset_names() {
-  static const std::vector<std::string> names{"bert_base",   "bert_large", "case4_cnn", "gpt2_large", "gpt2_medium",
-                                              "gpt2_small",  "gpt2_xl",    "resnet18",  "resnet50",   "unet",
-                                              "vgg16"};
+  static const std::vector<std::string> names{"bert_base",  "bert_large",      "case4_cnn",        "gpt2_large",
+                                              "gpt2_medium", "gpt2_small",      "gpt2_xl",          "resnet18",
+                                              "resnet50",    "resnet101",       "resnet152",        "resnext50_32x4d",
+                                              "resnext101_32x4d", "se_resnext101_32x4d", "unet", "vgg16"};
   return names;
 }
 
@@ -206,6 +222,16 @@ ModelPreset model_preset(const std::string& name, const PresetOptions& o, const 
     p = resnet(o, false, {2, 2, 2, 2});
   else if (name == "resnet50")
     p = resnet(o, true, {3, 4, 6, 3});
+  else if (name == "resnet101")
+    p = resnet(o, true, {3, 4, 23, 3});
+  else if (name == "resnet152")
+    p = resnet(o, true, {3, 8, 36, 3});
+  else if (name == "resnext50_32x4d")
+    p = resnet(o, true, {3, 4, 6, 3}, 32, 4);
+  else if (name == "resnext101_32x4d")
+    p = resnet(o, true, {3, 4, 23, 3}, 32, 4);
+  else if (name == "se_resnext101_32x4d")
+    p = resnet(o, true, {3, 4, 23, 3}, 32, 4, 16);
   else if (name == "vgg16")
     p = vgg16(o);
   else if (is_transformer_preset(name))

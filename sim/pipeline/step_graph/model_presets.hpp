@@ -7,7 +7,11 @@
 //   unet        SEED-CASES.md case 5: depth 4, Conv2D / Conv2DTranspose /
 //               dropout / leaky ReLU / max pooling / concat, no batch norm
 //               (Ronneberger et al. 2015 layout with "same" padding)
-//   resnet18, resnet50   He et al. 2016, torchvision layout (stride on the 3x3, "v1.5")
+//   resnet18, resnet50, resnet101, resnet152   He et al. 2016, torchvision layout (stride on the 3x3, "v1.5")
+//   resnext50_32x4d, resnext101_32x4d   Xie et al. 2017: ResNet-50 / -101 with 32 groups of 4 channels in the
+//               first stage's 3x3 (widths 128, 256, 512, 1024), as torchvision and NVIDIA's ConvNets build them
+//   se_resnext101_32x4d   ResNeXt-101 32x4d with NVIDIA ConvNets' squeeze-and-excitation gate on every block
+//               (16 hidden units, not the paper's C/16)
 //   vgg16       Simonyan & Zisserman 2015, configuration D
 //   bert_base, bert_large   Devlin et al. 2019: 12 / 24 layers, width 768 / 1024, 12 / 16 heads, MLM head
 //   gpt2_small, gpt2_medium, gpt2_large, gpt2_xl   Radford et al. 2019: 12 / 24 / 36 / 48 layers, width 768 /

@@ -62,7 +62,8 @@ std::optional<WinogradTiming> winograd(const Op& op, const AcceleratorSpec& acc,
   auto get = [&](const char* name) { return dim(op, name); };
   const KernelParams& kp = acc.kernels;
   if (op.kind != OpKind::conv || matrix_path || !kp.has_tiles() || kp.vector_tiles.empty() ||
-      acc.matrix_unit_size > 0 || get("kernel_size") != 3 || get("stride") != 1 || get("out_height") <= 0)
+      acc.matrix_unit_size > 0 || get("kernel_size") != 3 || get("stride") != 1 || get("out_height") <= 0 ||
+      get("groups") > 1) // Winograd's transformed GEMMs are per group too; not modelled for grouped convs
     return std::nullopt;
   WinogradConv c{get("batch"), get("out_height"), get("out_width"), get("in_channels"), get("out_channels"),
                  op.weight_gradient, bytes, element_size(op.in_dtype).value()};
@@ -135,6 +136,29 @@ OpCost cost_device_op(const Op& op, const AcceleratorSpec& acc) {
                         w->fused ? " fused" : " in 3 kernels", cut) +
             gemm_why(w->gemm, kp.sm_count);
   }
+  // A grouped convolution also has direct kernels (cuDNN's grouped and depthwise kernels, PyTorch's depthwise
+  // convolution) that fill no GEMM tiles: the vector path's rate on the useful FLOPs, or the memory roofline.
+  // cudnn.benchmark takes one where it beats the batched implicit GEMM, whose tiles a few channels a group
+  // leave mostly idle.
+  bool direct = false;
+  if (op.kind == OpKind::conv && dim(op, "groups") > 1 && acc.matrix_unit_size == 0) {
+    FlopsPerSec vector_peak = acc.vector_peak_for(op.compute_dtype);
+    Seconds direct_compute = op.flops / (vector_peak * kp.vector_fraction_for(op.compute_dtype));
+    if (Seconds t = max(direct_compute, memory); t < body) {
+      body = t;
+      direct = true;
+      c.matrix_path = false;
+      c.path = acc.vector_path_name();
+      c.peak = vector_peak;
+      c.executed_flops = op.flops;
+      c.why = fmt::format("direct grouped kernel ({} groups of {} channels): {}", dim(op, "groups"),
+                          dim(op, "in_channels"),
+                          memory > direct_compute ? fmt::format("memory-bound, {} at {:.0f} % of HBM bandwidth",
+                                                                format_bytes(c.bytes), 100 * kp.memory_fraction)
+                                                  : fmt::format("{:.0f} % of the vector peak",
+                                                                100 * kp.vector_fraction_for(op.compute_dtype)));
+    }
+  }
   // A kernel bound by its instructions (the stack's max pool): its SM cycles over all SMs at the boost clock.
   if (op.sm_cycles > 0 && kp.sm_count > 0 && acc.boost_clock.value() > 0) {
     Seconds issue(op.sm_cycles / (kp.sm_count * acc.boost_clock.value()));
@@ -146,7 +170,7 @@ OpCost cost_device_op(const Op& op, const AcceleratorSpec& acc) {
                           100 * (c.bytes / issue / acc.memory_bandwidth));
     }
   }
-  if (op.kind == OpKind::conv && acc.matrix_unit_size == 0)
+  if (op.kind == OpKind::conv && acc.matrix_unit_size == 0 && !direct) // fitted to implicit GEMM and Winograd
     if (auto e = kp.conv_efficiency.find(op.compute_dtype); e != kp.conv_efficiency.end()) {
       body = body / e->second;
       c.why += fmt::format("; cuDNN at {:.0f} % of this (measured)", 100 * e->second);

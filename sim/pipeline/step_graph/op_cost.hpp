@@ -21,6 +21,11 @@
 //         "Convolutional Layers User's Guide", Tensor Layouts In Memory: NCHW vs NHWC)
 //   a 3x3 stride-1 conv on the vector path: the faster of that and cuDNN's
 //         Winograd kernels (kernel_model.hpp, winograd_conv_time)
+//   a grouped conv (G groups): its dims are one group's (n = C_out/G, k = C_in/G x kh x kw, the alignment
+//         rule on C_in/G and C_out/G) and its FLOPs all groups', so the tile model runs a batched GEMM G times
+//         as tall; the faster of that and a direct kernel (cuDNN's grouped and depthwise kernels),
+//         max(FLOPs / (vector peak x vector_fraction), memory): no tiles to fill, no measured fraction of its
+//         own (the vector path's is taken). Ignores: Winograd for grouped convs (not offered to them here).
 // The path: matmul/conv whose compute dtype has a matrix peak take the matrix
 // path if the tensor-core alignment rule holds (or always, padded, on a
 // matrix unit) and the stack does not keep them off it; everything else runs

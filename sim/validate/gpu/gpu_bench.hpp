@@ -59,13 +59,14 @@ struct ConvPoint {
   std::string op;    // fwd | bwd_data | bwd_filter
   std::string dtype; // fp32 | tf32 | fp16
   int n = 0, c = 0, h = 0, w = 0, k = 0, r = 0, s = 0, stride = 1, pad = 0;
+  int groups = 1; // a grouped convolution: groups of c / groups input into k / groups output channels
   double seconds = 0.0, spread = 0.0;
   std::string layout = "nhwc"; // of the activations and filters
   bool autotuned = false;      // cudnnFind*'s fastest algorithm; else the heuristics' first
   int out_h() const { return (h + 2 * pad - r) / stride + 1; }
   int out_w() const { return (w + 2 * pad - s) / stride + 1; }
-  // The same multiply-adds in each direction: N x K x P x Q x C x R x S.
-  double flops() const { return 2.0 * n * k * out_h() * out_w() * double(c) * r * s; }
+  // The same multiply-adds in each direction: N x K x P x Q x (C / groups) x R x S.
+  double flops() const { return 2.0 * n * k * out_h() * out_w() * double(c / groups) * r * s; }
 };
 
 // One batch normalisation (training): N x C x H x W activations, forward (statistics, then normalise) or

@@ -90,12 +90,16 @@ GpuBenchResult read_gpu_results_json(const std::string& path) {
     p.dtype = c.value("dtype", std::string());
     integers(c, {{"n", &p.n}, {"c", &p.c}, {"h", &p.h}, {"w", &p.w}, {"k", &p.k}, {"r", &p.r}, {"s", &p.s},
                  {"stride", &p.stride}, {"pad", &p.pad}}, at);
+    if (c.contains("groups")) // files written before grouped convolutions were swept have none
+      integers(c, {{"groups", &p.groups}}, at);
     p.seconds = number(c, "seconds", at);
     p.spread = c.value("spread", 0.0);
     p.layout = one_of(c, "layout", {"nhwc", "nchw"}, at, "nhwc");
     p.autotuned = c.value("autotuned", false);
-    if (!(p.seconds > 0) || p.n <= 0 || p.c <= 0 || p.k <= 0 || p.stride <= 0 || p.out_h() <= 0 || p.out_w() <= 0)
-      throw InputError(path, at.substr(0, at.size() - 1), "positive dims, stride and time", c.dump());
+    if (!(p.seconds > 0) || p.n <= 0 || p.c <= 0 || p.k <= 0 || p.stride <= 0 || p.out_h() <= 0 || p.out_w() <= 0 ||
+        p.groups <= 0 || p.c % p.groups != 0 || p.k % p.groups != 0)
+      throw InputError(path, at.substr(0, at.size() - 1),
+                       "positive dims, stride and time, and a group count dividing c and k", c.dump());
     r.conv.push_back(p);
   }
   r.norm_note = j.value("norm_note", std::string());

@@ -67,7 +67,7 @@ inline void write_gpu_results_json(const GpuBenchResult& r, std::ostream& out) {
     out << (i ? ",\n    " : "\n    ") << "{\"op\": " << str(c.op) << ", \"dtype\": " << str(c.dtype)
         << ", \"n\": " << c.n << ", \"c\": " << c.c << ", \"h\": " << c.h << ", \"w\": " << c.w
         << ", \"k\": " << c.k << ", \"r\": " << c.r << ", \"s\": " << c.s << ", \"stride\": " << c.stride
-        << ", \"pad\": " << c.pad << ", \"seconds\": " << num(c.seconds) << ", \"spread\": " << num(c.spread)
+        << ", \"pad\": " << c.pad << ", \"groups\": " << c.groups << ", \"seconds\": " << num(c.seconds) << ", \"spread\": " << num(c.spread)
         << ", \"layout\": " << str(c.layout) << ", \"autotuned\": " << (c.autotuned ? "true" : "false") << "}";
   }
   out << "],\n  \"norm_note\": " << str(r.norm_note) << ",\n  \"norm\": [";

@@ -159,6 +159,7 @@ Seconds modelled_conv_time(const ConvPoint& c, const AcceleratorSpec& acc) {
   l.stride = c.stride;
   l.padding = std::to_string(c.pad);
   l.bias = false;
+  l.groups = c.groups;
   Op fwd = build_layer(l, {Shape{c.h, c.w, c.c}}, c.n).ops.front();
   const DType d = dtype_of(c.dtype);
   fwd.compute_dtype = d;
@@ -258,21 +259,22 @@ KernelFit fit_kernel_params(const GpuBenchResult& r, const AcceleratorSpec& data
   const bool any_autotuned = std::any_of(r.conv.begin(), r.conv.end(), [](const ConvPoint& c) { return c.autotuned; });
   std::map<DType, std::vector<double>> ratios;
   for (const auto& c : r.conv)
-    if (c.autotuned == any_autotuned)
+    if (c.autotuned == any_autotuned && c.groups == 1) // the implicit GEMM and Winograd kernels it scales
       ratios[dtype_of(c.dtype)].push_back(modelled_conv_time(c, fitted).value() / c.seconds);
   for (auto& [d, v] : ratios)
     out.params.conv_efficiency[d] = std::clamp(median_of(v), 0.01, 1.0);
   fitted.kernels.conv_efficiency = out.params.conv_efficiency;
-  for (const char* op : {"fwd", "bwd_data", "bwd_filter"})
-    for (const char* d : {"fp32", "tf32", "fp16"}) {
-      std::vector<double> achieved, predicted;
-      for (const auto& c : r.conv)
-        if (c.op == op && c.dtype == d && c.autotuned == any_autotuned) {
-          achieved.push_back(c.flops() / c.seconds);
-          predicted.push_back(c.flops() / modelled_conv_time(c, fitted).value());
-        }
-      row(std::string("conv ") + op, d, achieved, predicted);
-    }
+  for (bool grouped : {false, true})
+    for (const char* op : {"fwd", "bwd_data", "bwd_filter"})
+      for (const char* d : {"fp32", "tf32", "fp16"}) {
+        std::vector<double> achieved, predicted;
+        for (const auto& c : r.conv)
+          if (c.op == op && c.dtype == d && c.autotuned == any_autotuned && (c.groups > 1) == grouped) {
+            achieved.push_back(c.flops() / c.seconds);
+            predicted.push_back(c.flops() / modelled_conv_time(c, fitted).value());
+          }
+        row(std::string(grouped ? "grouped conv " : "conv ") + op, d, achieved, predicted);
+      }
 
   // Batch norm per layout: latency and fraction of the occupancy-scaled HBM rate.
   for (const char* layout : {"nhwc", "nchw"}) {

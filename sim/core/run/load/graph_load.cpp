@@ -36,6 +36,7 @@ LayerSpec parse_layer(const ConfigNode& node, size_t index) {
   l.inputs = input_names(node.child("inputs"));
   l.placement = node.get_enum<OpPlacement>("placement", OpPlacement::device);
   l.filters = node.get_integer("filters", l.type.starts_with("conv") ? std::nullopt : std::optional<long long>(0), 1);
+  l.groups = node.get_integer("groups", 1, 1);
   l.units = node.get_integer("units", l.type == "dense" ? std::nullopt : std::optional<long long>(0), 1);
   l.kernel = static_cast<int>(node.get_integer("kernel", l.type.starts_with("conv") ? std::nullopt
                                                                                       : std::optional<long long>(1),
