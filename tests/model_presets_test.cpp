@@ -200,3 +200,15 @@ TEST(ModelPresets, SeResNeXtAddsItsGatesWeights) {
   const double blocks_channels = 3 * 256 + 4 * 512 + 23 * 1024 + 3 * 2048;
   EXPECT_DOUBLE_EQ(count("se_resnext101_32x4d").params, 44177704.0 + 33.0 * blocks_channels + 16.0 * 33);
 }
+
+// torchvision docs: efficientnet_b0 "GFLOPS 0.39" at 224 px, 5,288,548 parameters; efficientnet_b4 "GFLOPS 4.39" at
+// 380 px, 19,341,616 parameters (multiply-adds 0.386e9 / 4.394e9 counted with torchvision 0.14's modules and forward
+// hooks, the squeeze-and-excitation 1x1 convs included).
+TEST(ModelPresets, EfficientNetsHaveTorchvisionsCounts) {
+  Counted b0 = count("efficientnet_b0");
+  EXPECT_DOUBLE_EQ(b0.params, 5288548.0);
+  EXPECT_NEAR(b0.macs, 0.386e9, 0.02 * 0.386e9);
+  Counted b4 = count("efficientnet_b4");
+  EXPECT_DOUBLE_EQ(b4.params, 19341616.0);
+  EXPECT_NEAR(b4.macs, 4.394e9, 0.02 * 4.394e9);
+}

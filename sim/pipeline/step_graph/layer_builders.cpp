@@ -48,6 +48,7 @@ double activation_flops(const std::string& a) {
   if (a == "relu" || a == "linear") return 1.0;
   if (a == "leaky_relu") return 2.0;
   if (a == "gelu") return 8.0;
+  if (a == "silu") return 5.0; // x * sigmoid(x)
   return 4.0; // sigmoid, tanh: an exp and a division
 }
 

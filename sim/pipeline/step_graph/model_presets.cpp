@@ -2,6 +2,9 @@
 
 #include "sim/core/base/errors.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <iterator>
 #include <map>
 
 namespace mlsim {
@@ -108,14 +111,18 @@ ModelPreset unet(const PresetOptions& o) {
   return p;
 }
 
-// conv (no bias) + batch norm (+ ReLU), the ResNet building unit.
-void conv_bn(std::vector<LayerSpec>& L, const std::string& name, long filters, int kernel, int stride, bool relu,
-             std::vector<std::string> inputs = {}, long groups = 1) {
+// conv (no bias) + batch norm (+ an activation layer `<name>_<fn>`), the unit ResNets and EfficientNets are built of.
+void conv_bn_act(std::vector<LayerSpec>& L, const std::string& name, long filters, int kernel, int stride,
+                 const std::string& fn, std::vector<std::string> inputs = {}, long groups = 1) {
   L.push_back(conv(name, filters, kernel, stride, "", false, std::move(inputs)));
   L.back().groups = groups;
   L.push_back(layer("batch_norm", name + "_bn"));
-  if (relu)
-    L.push_back(act(name + "_relu", "relu"));
+  if (!fn.empty())
+    L.push_back(act(name + "_" + fn, fn));
+}
+void conv_bn(std::vector<LayerSpec>& L, const std::string& name, long filters, int kernel, int stride, bool relu,
+             std::vector<std::string> inputs = {}, long groups = 1) {
+  conv_bn_act(L, name, filters, kernel, stride, relu ? "relu" : "", std::move(inputs), groups);
 }
 
 // ResNet (He et al. 2016) as torchvision builds it (the stride on the 3x3: "v1.5"); with `groups` > 1 the
@@ -169,6 +176,70 @@ ModelPreset resnet(const PresetOptions& o, bool bottleneck, const std::vector<in
   return p;
 }
 
+// torchvision's _make_divisible: channels rounded to a multiple of 8, never below 90 % of the scaled count.
+long make_divisible(double v) {
+  long n = std::max(8L, static_cast<long>(v + 4.0) / 8 * 8);
+  return n < 0.9 * v ? n + 8 : n;
+}
+
+// EfficientNet (Tan & Le 2019, Table 1 for B0; width and depth multipliers for the others) as torchvision builds
+// it: MBConv blocks of a 1x1 expansion (+ BN + SiLU), a depthwise k x k conv (groups = channels; + BN + SiLU), a
+// squeeze-and-excitation gate (block input channels / 4, SiLU, sigmoid), a 1x1 projection (+ BN) and, where shape
+// allows, stochastic depth and the residual add. Stochastic depth (a per-sample keep mask) is written as a dropout
+// layer of the block's rate: one elementwise pass, as the real one, but its saved mask is counted per element.
+ModelPreset efficientnet(const PresetOptions& o, double width_mult, double depth_mult, long resolution,
+                         double classifier_dropout) {
+  struct Stage {
+    int expand, kernel, stride;
+    long out;
+    int repeats;
+  };
+  const Stage stages[] = {{1, 3, 1, 16, 1},  {6, 3, 2, 24, 2},  {6, 5, 2, 40, 2}, {6, 3, 2, 80, 3},
+                          {6, 5, 1, 112, 3}, {6, 5, 2, 192, 4}, {6, 3, 1, 320, 1}};
+  auto repeats = [&](const Stage& s) { return static_cast<int>(std::ceil(s.repeats * depth_mult)); };
+  int total = 0;
+  for (const auto& s : stages)
+    total += repeats(s);
+  ModelPreset p{{}, {resolution, resolution, 3}};
+  auto& L = p.layers;
+  long in = make_divisible(32 * width_mult);
+  conv_bn_act(L, "stem", in, 3, 2, "silu");
+  std::string x = "stem_silu";
+  int block = 0;
+  for (size_t s = 0; s < std::size(stages); ++s) {
+    const Stage& st = stages[s];
+    const long out = make_divisible(st.out * width_mult);
+    for (int r = 0; r < repeats(st); ++r, ++block) {
+      const std::string n = "features." + std::to_string(s + 1) + "." + std::to_string(r);
+      const int stride = r == 0 ? st.stride : 1;
+      const long expanded = make_divisible(static_cast<double>(in * st.expand));
+      std::string h = x;
+      if (st.expand != 1) {
+        conv_bn_act(L, n + "_expand", expanded, 1, 1, "silu", {x});
+        h = n + "_expand_silu";
+      }
+      conv_bn_act(L, n + "_depthwise", expanded, st.kernel, stride, "silu", {h}, expanded);
+      L.push_back(layer("global_avg_pool", n + "_se_mean"));
+      L.push_back(dense(n + "_se_squeeze", std::max(1L, in / 4), "silu"));
+      L.push_back(dense(n + "_se_expand", expanded, "sigmoid"));
+      L.push_back(layer("multiply", n + "_se_scale", {n + "_depthwise_silu", n + "_se_expand"}));
+      conv_bn_act(L, n + "_project", out, 1, 1, "");
+      if (stride == 1 && in == out) {
+        L.push_back(dropout(n + "_stochastic_depth", 0.2 * block / total));
+        L.push_back(layer("add", n + "_add", {x, n + "_stochastic_depth"}));
+      }
+      x = L.back().name;
+      in = out;
+    }
+  }
+  conv_bn_act(L, "head", 4 * in, 1, 1, "silu", {x});
+  L.push_back(layer("global_avg_pool", "avgpool"));
+  L.push_back(dropout("classifier_dropout", classifier_dropout));
+  L.push_back(dense("fc", o.classes > 0 ? o.classes : 1000));
+  L.push_back(loss("softmax_crossentropy"));
+  return p;
+}
+
 ModelPreset vgg16(const PresetOptions& o) {
   ModelPreset p{{}, {224, 224, 3}};
   auto& L = p.layers;
@@ -195,10 +266,10 @@ ModelPreset transformer_preset(const std::string& name, const PresetOptions& o);
 bool is_transformer_preset(const std::string& name);
 
 const std::vector<std::string>& model_preset_names() {
-  static const std::vector<std::string> names{"bert_base",  "bert_large",      "case4_cnn",        "gpt2_large",
-                                              "gpt2_medium", "gpt2_small",      "gpt2_xl",          "resnet18",
-                                              "resnet50",    "resnet101",       "resnet152",        "resnext50_32x4d",
-                                              "resnext101_32x4d", "se_resnext101_32x4d", "unet", "vgg16"};
+  static const std::vector<std::string> names{
+      "bert_base", "bert_large",      "case4_cnn",       "efficientnet_b0",  "efficientnet_b4",     "gpt2_large",
+      "gpt2_medium", "gpt2_small",    "gpt2_xl",         "resnet18",         "resnet50",            "resnet101",
+      "resnet152", "resnext50_32x4d", "resnext101_32x4d", "se_resnext101_32x4d", "unet",             "vgg16"};
   return names;
 }
 
@@ -234,6 +305,10 @@ ModelPreset model_preset(const std::string& name, const PresetOptions& o, const 
     p = resnet(o, true, {3, 4, 23, 3}, 32, 4, 16);
   else if (name == "vgg16")
     p = vgg16(o);
+  else if (name == "efficientnet_b0")
+    p = efficientnet(o, 1.0, 1.0, 224, 0.2);
+  else if (name == "efficientnet_b4")
+    p = efficientnet(o, 1.4, 1.8, 380, 0.4);
   else if (is_transformer_preset(name))
     p = transformer_preset(name, o);
   else

@@ -13,6 +13,8 @@
 //   se_resnext101_32x4d   ResNeXt-101 32x4d with NVIDIA ConvNets' squeeze-and-excitation gate on every block
 //               (16 hidden units, not the paper's C/16)
 //   vgg16       Simonyan & Zisserman 2015, configuration D
+//   efficientnet_b0, efficientnet_b4   Tan & Le 2019 as torchvision builds them (224 / 380 px, SiLU, depthwise
+//               convs, squeeze-and-excitation, stochastic depth as a dropout pass)
 //   bert_base, bert_large   Devlin et al. 2019: 12 / 24 layers, width 768 / 1024, 12 / 16 heads, MLM head
 //   gpt2_small, gpt2_medium, gpt2_large, gpt2_xl   Radford et al. 2019: 12 / 24 / 36 / 48 layers, width 768 /
 //               1024 / 1280 / 1600, 12 / 16 / 20 / 25 heads, tied LM head

@@ -50,7 +50,7 @@ LayerSpec parse_layer(const ConfigNode& node, size_t index) {
     node.get_integer("padding", std::nullopt, 0, 64); // an explicit pixel count, else a clear error
   l.bias = node.get_bool("bias", true);
   l.tied_weights = node.get_bool("tied_weights", false);
-  l.activation = node.get_choice("activation", {"relu", "leaky_relu", "sigmoid", "tanh", "gelu", "linear"},
+  l.activation = node.get_choice("activation", {"relu", "leaky_relu", "sigmoid", "tanh", "gelu", "silu", "linear"},
                                  l.type == "activation" ? std::nullopt : std::optional<std::string>(""));
   l.rate = node.get_number("rate", l.type == "dropout" ? std::nullopt : std::optional<double>(0.0), 0.0, 0.999);
   l.vocab = node.get_integer("vocab", l.type == "embedding" ? std::nullopt : std::optional<long long>(0), 1);
