@@ -50,6 +50,21 @@ int run_gpu_script(const std::string& script, const std::string& args) {
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
+// The first line a Python snippet prints when run beside the GPU scripts (they import as modules there); "" when
+// it fails.
+std::string python_line(const std::string& code, const std::string& name) {
+  const std::string file = mlsim::fixtures::scratch_dir() + name;
+  int rc = std::system(("cd " + mlsim::fixtures::source_path("sim/validate/gpu") + " && /usr/bin/python3 -c \"" + code +
+                        "\" > " + file)
+                           .c_str());
+  std::string line;
+  if (WIFEXITED(rc) && WEXITSTATUS(rc) == 0) {
+    std::ifstream in(file);
+    std::getline(in, line);
+  }
+  return line;
+}
+
 GpuBenchResult synthetic_h200() {
   GpuBenchResult r;
   // A name no preset's family matches: the profile keeps the measured peaks (no kernel-model fit, which
@@ -287,6 +302,30 @@ TEST(ValidateGpuPath, StepsScriptRecordsTheHostsCallTimes) {
   EXPECT_TRUE(j["configs"].empty());
 }
 
+// The steps script's other CNNs (--model): EfficientNet-B0 on the CPU with --smoke through its three profiled
+// configurations, and the models it builds are torchvision's (the parameter counts of torchvision's documentation
+// and of its ResNet with 32 groups of 4 channels, as the mlsim presets of the same names are tested to have).
+TEST(ValidateGpuPath, StepsScriptTrainsTheOtherCnnsOnTheCpu) {
+  if (!python_imports("torch, torchvision"))
+    GTEST_SKIP() << "no python3 with torch and torchvision";
+  const std::string out = mlsim::fixtures::scratch_dir() + "effnet.json";
+  ASSERT_EQ(run_gpu_script("rn50_torch_steps.py", "--smoke --model efficientnet_b0 --out " + out + " > /dev/null 2>&1"),
+            0);
+  std::ifstream in(out);
+  auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["model"], "efficientnet_b0");
+  ASSERT_EQ(j["configs"].size(), 3u);
+  for (const auto& c : j["configs"]) {
+    ASSERT_FALSE(c.contains("error")) << c.dump();
+    EXPECT_GT(c["step_s_median"].get<double>(), 0.0) << c["name"];
+    EXPECT_TRUE(c.contains("kernels")) << c["name"];
+  }
+  EXPECT_EQ(python_line("import rn50_torch_steps as s; print(' '.join(str(sum(p.numel() for p in "
+                        "s.build_model(m).parameters())) for m in ['resnext101_32x4d', 'efficientnet_b0']))",
+                        "cnn_params.txt"),
+            "44177704 5288548");
+}
+
 // The BERT-large micro-batch script (bert_torch_steps.py) on the CPU with --smoke: a 2-layer model through
 // every code path of three configurations, each timed and profiled with its kernels summed by class; and its
 // kernel classes on kernel names as CUDA profiles show them (cuBLAS/CUTLASS GEMMs, ATen's softmax, dropout,
@@ -304,18 +343,12 @@ TEST(ValidateGpuPath, BertStepsScriptRunsItsCodePathsOnTheCpu) {
     EXPECT_GT(c["micro_batch_s_median"].get<double>(), 0.0) << c["name"];
     EXPECT_FALSE(c["us_per_micro_batch_by_class"].empty()) << c["name"];
   }
-  const std::string classes = mlsim::fixtures::scratch_dir() + "classes.txt";
-  const std::string dir = mlsim::fixtures::source_path("sim/validate/gpu");
-  int rc = std::system(("cd " + dir + " && /usr/bin/python3 -c \"import bert_torch_steps as b; print(' '.join(b.kernel_class(n) "
+  EXPECT_EQ(python_line("import bert_torch_steps as b; print(' '.join(b.kernel_class(n) "
                         "for n in ['ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_nn', 'cunn_SoftMaxForward<8, c10::Half>', "
                         "'fused_dropout_kernel_vec<c10::Half, float, unsigned int, 1, 4>', "
                         "'vectorized_layer_norm_kernel<c10::Half, float>', "
-                        "'vectorized_elementwise_kernel<4, GeluCUDAKernelImpl>', 'nll_loss_forward_reduce_cuda_kernel_2d']))\" > " +
-                        classes).c_str());
-  ASSERT_TRUE(WIFEXITED(rc));
-  ASSERT_EQ(WEXITSTATUS(rc), 0);
-  std::ifstream cin(classes);
-  std::string line;
-  std::getline(cin, line);
-  EXPECT_EQ(line, "matmul softmax dropout layer_norm elementwise loss");
+                        "'vectorized_elementwise_kernel<4, GeluCUDAKernelImpl>', "
+                        "'nll_loss_forward_reduce_cuda_kernel_2d']))",
+                        "classes.txt"),
+            "matmul softmax dropout layer_norm elementwise loss");
 }

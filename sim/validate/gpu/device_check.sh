@@ -20,7 +20,8 @@
 #   gpu.json and its table of achieved vs datasheet efficiency per op class
 #   -> gpu-fit.yaml and calibrate.txt; mlsim calibrate --quick --gpu required
 #   -> profile.yaml; mlsim validate --quick on it -> validate.json. Logs go to
-#   device.log (MLSIM_SKIP_RN50=1 leaves the PyTorch steps out). Each step's output is kept; a failing
+#   device.log (MLSIM_SKIP_RN50=1 leaves the PyTorch steps out; MLSIM_CNN_STEPS=1 adds EfficientNet-B0 and
+#   ResNeXt-101 32x4d training steps, rn50_torch_steps.py --model, -> <model>.json). Each step's output is kept; a failing
 #   step does not stop the next. cuDNN: the shim libcudnn.so.9 travels in .device/lib (so mlsim starts
 #   anywhere); its engines are taken from the host (PyTorch's nvidia-cudnn
 #   wheel, or the CUDA folder); without them the convolutions are skipped with
@@ -87,6 +88,15 @@ run)
     # BERT-large micro-batches (autocast, the model cast to fp16 as apex O2, TF32) with their kernels by class.
     timeout 240 env -u LD_LIBRARY_PATH python3 sim/validate/gpu/bert_torch_steps.py --out "$OUT/bert.json" >> "$log" 2>&1
     echo "bert_torch_steps: exit $?" >> "$log"
+  fi
+  # Grouped and depthwise convolutions in whole training steps (ResNeXt-101 32x4d, EfficientNet-B0), on request:
+  # MLSIM_CNN_STEPS=1 (they do not fit the command limit beside the checks above).
+  if [ "${MLSIM_CNN_STEPS:-0}" = 1 ]; then
+    for m in efficientnet_b0 resnext101_32x4d; do
+      timeout 150 env -u LD_LIBRARY_PATH python3 sim/validate/gpu/rn50_torch_steps.py --model "$m" --quick \
+        --out "$OUT/$m.json" >> "$log" 2>&1
+      echo "rn50_torch_steps --model $m: exit $?" >> "$log"
+    done
   fi
   # 2b. Transformer kernels: fused attention's fraction of the peak and the unaligned LM-head GEMM
   #     (transformer_kernels.py; the bf16 dense peak from the preset of the GPU nvidia-smi names).

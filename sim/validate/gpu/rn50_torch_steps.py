@@ -24,8 +24,13 @@ Inputs: synthetic, generated on the device ("device"), or a uint8 NHWC batch in
 pinned host memory copied with non_blocking=True and normalised on the GPU each
 step ("pinned_uint8", the recipe's prefetcher), which shows whether the copy
 overlaps compute. Nothing here is fitted: it is a measurement to compare with.
+--model resnext101_32x4d or efficientnet_b0 runs those models instead (torchvision's layers, as mlsim's presets
+of the same names; AMP in NHWC and TF32/FP32 in NCHW at NVIDIA's ConvNets recipe batches, each profiled; RMSprop
+for EfficientNet): grouped and depthwise convolutions as the GPU runs them, to set against
+`build/bench/step_breakdown <gpu> <precision> <batch> pytorch-eager <layout> <model>`.
 
   python3 rn50_torch_steps.py --out rn50.json [--quick]
+  python3 rn50_torch_steps.py --model efficientnet_b0 --quick --out effnet.json
   python3 rn50_torch_steps.py --smoke          # CPU, batch 2: checks the code paths, measures nothing
   python3 rn50_torch_steps.py --smoke --host-only --out h.json   # this host's CPU and call times only
 """
@@ -53,6 +58,31 @@ CONFIGS = [
     ("amp-fp16-nhwc-b16", "amp_fp16", "nhwc", 16, "device", True),
     ("tf32-nchw-b16", "tf32", "nchw", 16, "device", False),
 ]
+# The other CNNs: the recipe batches of NVIDIA's ConvNets configs.yml (DGX A100: ResNeXt 128, EfficientNet-B0 256;
+# FP32 at the DGX-1 batch, half of it), every configuration profiled.
+OTHER_CONFIGS = {
+    "resnext101_32x4d": [("amp-fp16-nhwc-b128", "amp_fp16", "nhwc", 128, "device", True),
+                         ("tf32-nchw-b128", "tf32", "nchw", 128, "device", True),
+                         ("fp32-nchw-b64", "fp32", "nchw", 64, "device", True)],
+    "efficientnet_b0": [("amp-fp16-nhwc-b256", "amp_fp16", "nhwc", 256, "device", True),
+                        ("tf32-nchw-b256", "tf32", "nchw", 256, "device", True),
+                        ("fp32-nchw-b128", "fp32", "nchw", 128, "device", True)],
+}
+
+
+def build_model(name):
+    """torchvision's layers for `name` (ResNeXt-101 32x4d is its ResNet with 32 groups of 4 channels)."""
+    if name == "resnext101_32x4d":
+        from torchvision.models.resnet import Bottleneck, ResNet
+        return ResNet(Bottleneck, [3, 4, 23, 3], groups=32, width_per_group=4)
+    return getattr(torchvision.models, name)()
+
+
+def optimizer_for(name, model):
+    """The recipe's optimizer: SGD with momentum, RMSprop with momentum for EfficientNet (configs.yml)."""
+    if name.startswith("efficientnet"):
+        return torch.optim.RMSprop(model.parameters(), lr=0.08, alpha=0.9, eps=0.01, momentum=0.9, weight_decay=1e-5)
+    return torch.optim.SGD(model.parameters(), lr=0.256, momentum=0.875, weight_decay=3.0517578125e-05)
 
 
 def grad_scaler(device, enabled):
@@ -62,7 +92,7 @@ def grad_scaler(device, enabled):
     return torch.cuda.amp.GradScaler(enabled=enabled and device == "cuda")
 
 
-def run_config(name, precision, layout, batch, source, profiled, device, warmup, steps):
+def run_config(name, precision, layout, batch, source, profiled, device, warmup, steps, model_name="resnet50"):
     cuda = device == "cuda"
     tf32 = precision == "tf32"
     torch.backends.cuda.matmul.allow_tf32 = tf32
@@ -72,8 +102,8 @@ def run_config(name, precision, layout, batch, source, profiled, device, warmup,
     fmt = torch.channels_last if layout == "nhwc" else torch.contiguous_format
 
     torch.manual_seed(0)
-    model = torchvision.models.resnet50().to(device).to(memory_format=fmt)
-    opt = torch.optim.SGD(model.parameters(), lr=0.256, momentum=0.875, weight_decay=3.0517578125e-05)
+    model = build_model(model_name).to(device).to(memory_format=fmt)
+    opt = optimizer_for(model_name, model)
     scaler = grad_scaler(device, precision == "amp_fp16")
     loss_fn = torch.nn.CrossEntropyLoss()
     labels = torch.randint(0, 1000, (batch,), device=device)
@@ -267,12 +297,15 @@ def gpu_or_cpu(smoke, prog):
 def main():
     ap = step_arguments(__doc__, "fewer steps", "CPU, batch 2, two steps: the code paths only")
     ap.add_argument("--host-only", action="store_true", help="the host's CPU and call times, no training steps")
+    ap.add_argument("--model", default="resnet50", choices=["resnet50"] + sorted(OTHER_CONFIGS),
+                    help="the CNN to train (default resnet50)")
     a = ap.parse_args()
     device = gpu_or_cpu(a.smoke, "rn50_torch_steps")
     if device is None:
         return 2
     warmup, steps = (1, 2) if a.smoke else ((8, 15) if a.quick else (12, 30))
-    result = {"torch": torch.__version__, "torchvision": torchvision.__version__, "host_cpu": cpu_model(),
+    result = {"model": a.model, "torch": torch.__version__, "torchvision": torchvision.__version__,
+              "host_cpu": cpu_model(),
               "host_call": host_calls(device, 200 if a.smoke else 5000), "configs": []}
     print(f"host: {result['host_cpu'] or 'unknown CPU'}; a call: add {result['host_call']['add_us']:.1f} us, "
           f"1x1 linear forward+backward {result['host_call']['linear_forward_backward_us']:.1f} us", flush=True)
@@ -285,14 +318,15 @@ def main():
                        "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version()})
     def run(c):
         name, precision, layout, batch, source, profiled = c
-        return run_config(name, precision, layout, 2 if a.smoke else batch, source, profiled, device, warmup, steps)
+        return run_config(name, precision, layout, 2 if a.smoke else batch, source, profiled, device, warmup, steps,
+                          a.model)
 
     def describe(r):
         return (f"step {r['step_s_median'] * 1e3:8.2f} ms (p10 {r['step_s_p10'] * 1e3:.2f}, "
                 f"p90 {r['step_s_p90'] * 1e3:.2f}) {r['images_per_s']:8.1f} img/s  "
                 f"peak alloc {r.get('max_memory_allocated_B', 0) / 2**30:6.2f} GiB")
 
-    run_each(CONFIGS, run, result, a.out, describe)
+    run_each(OTHER_CONFIGS.get(a.model, CONFIGS), run, result, a.out, describe)
     return 0
 
 
