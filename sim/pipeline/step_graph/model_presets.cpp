@@ -112,17 +112,13 @@ ModelPreset unet(const PresetOptions& o) {
 }
 
 // conv (no bias) + batch norm (+ an activation layer `<name>_<fn>`), the unit ResNets and EfficientNets are built of.
-void conv_bn_act(std::vector<LayerSpec>& L, const std::string& name, long filters, int kernel, int stride,
-                 const std::string& fn, std::vector<std::string> inputs = {}, long groups = 1) {
+void conv_bn(std::vector<LayerSpec>& L, const std::string& name, long filters, int kernel, int stride,
+             const std::string& fn, std::vector<std::string> inputs = {}, long groups = 1) {
   L.push_back(conv(name, filters, kernel, stride, "", false, std::move(inputs)));
   L.back().groups = groups;
   L.push_back(layer("batch_norm", name + "_bn"));
   if (!fn.empty())
     L.push_back(act(name + "_" + fn, fn));
-}
-void conv_bn(std::vector<LayerSpec>& L, const std::string& name, long filters, int kernel, int stride, bool relu,
-             std::vector<std::string> inputs = {}, long groups = 1) {
-  conv_bn_act(L, name, filters, kernel, stride, relu ? "relu" : "", std::move(inputs), groups);
 }
 
 // ResNet (He et al. 2016) as torchvision builds it (the stride on the 3x3: "v1.5"); with `groups` > 1 the
@@ -135,7 +131,7 @@ ModelPreset resnet(const PresetOptions& o, bool bottleneck, const std::vector<in
                    long width_per_group = 64, long se_units = 0) {
   ModelPreset p{{}, {224, 224, 3}};
   auto& L = p.layers;
-  conv_bn(L, "conv1", 64, 7, 2, true);
+  conv_bn(L, "conv1", 64, 7, 2, "relu");
   L.push_back(pool("max_pool", "pool1", 3, 2, "same"));
   std::string x = "pool1";
   for (size_t stage = 0; stage < blocks.size(); ++stage) {
@@ -148,13 +144,13 @@ ModelPreset resnet(const PresetOptions& o, bool bottleneck, const std::vector<in
       bool project = b == 0 && (stride != 1 || bottleneck);
       std::string shortcut = x;
       if (project) {
-        conv_bn(L, n + "_downsample", out, 1, stride, false, {x});
+        conv_bn(L, n + "_downsample", out, 1, stride, "", {x});
         shortcut = n + "_downsample_bn";
       }
       if (bottleneck) {
-        conv_bn(L, n + "_conv1", width, 1, 1, true, {x});
-        conv_bn(L, n + "_conv2", width, 3, stride, true, {}, groups);
-        conv_bn(L, n + "_conv3", out, 1, 1, false);
+        conv_bn(L, n + "_conv1", width, 1, 1, "relu", {x});
+        conv_bn(L, n + "_conv2", width, 3, stride, "relu", {}, groups);
+        conv_bn(L, n + "_conv3", out, 1, 1, "");
         if (se_units > 0) {
           L.push_back(layer("global_avg_pool", n + "_se_mean"));
           L.push_back(dense(n + "_se_squeeze", se_units, "relu"));
@@ -162,8 +158,8 @@ ModelPreset resnet(const PresetOptions& o, bool bottleneck, const std::vector<in
           L.push_back(layer("multiply", n + "_se_scale", {n + "_conv3_bn", n + "_se_expand"}));
         }
       } else {
-        conv_bn(L, n + "_conv1", width, 3, stride, true, {x});
-        conv_bn(L, n + "_conv2", width, 3, 1, false);
+        conv_bn(L, n + "_conv1", width, 3, stride, "relu", {x});
+        conv_bn(L, n + "_conv2", width, 3, 1, "");
       }
       L.push_back(layer("add", n + "_add", {shortcut, L.back().name}));
       L.push_back(act(n + "_relu", "relu"));
@@ -203,7 +199,7 @@ ModelPreset efficientnet(const PresetOptions& o, double width_mult, double depth
   ModelPreset p{{}, {resolution, resolution, 3}};
   auto& L = p.layers;
   long in = make_divisible(32 * width_mult);
-  conv_bn_act(L, "stem", in, 3, 2, "silu");
+  conv_bn(L, "stem", in, 3, 2, "silu");
   std::string x = "stem_silu";
   int block = 0;
   for (size_t s = 0; s < std::size(stages); ++s) {
@@ -215,15 +211,15 @@ ModelPreset efficientnet(const PresetOptions& o, double width_mult, double depth
       const long expanded = make_divisible(static_cast<double>(in * st.expand));
       std::string h = x;
       if (st.expand != 1) {
-        conv_bn_act(L, n + "_expand", expanded, 1, 1, "silu", {x});
+        conv_bn(L, n + "_expand", expanded, 1, 1, "silu", {x});
         h = n + "_expand_silu";
       }
-      conv_bn_act(L, n + "_depthwise", expanded, st.kernel, stride, "silu", {h}, expanded);
+      conv_bn(L, n + "_depthwise", expanded, st.kernel, stride, "silu", {h}, expanded);
       L.push_back(layer("global_avg_pool", n + "_se_mean"));
       L.push_back(dense(n + "_se_squeeze", std::max(1L, in / 4), "silu"));
       L.push_back(dense(n + "_se_expand", expanded, "sigmoid"));
       L.push_back(layer("multiply", n + "_se_scale", {n + "_depthwise_silu", n + "_se_expand"}));
-      conv_bn_act(L, n + "_project", out, 1, 1, "");
+      conv_bn(L, n + "_project", out, 1, 1, "");
       if (stride == 1 && in == out) {
         L.push_back(dropout(n + "_stochastic_depth", 0.2 * block / total));
         L.push_back(layer("add", n + "_add", {x, n + "_stochastic_depth"}));
@@ -232,7 +228,7 @@ ModelPreset efficientnet(const PresetOptions& o, double width_mult, double depth
       in = out;
     }
   }
-  conv_bn_act(L, "head", 4 * in, 1, 1, "silu", {x});
+  conv_bn(L, "head", 4 * in, 1, 1, "silu", {x});
   L.push_back(layer("global_avg_pool", "avgpool"));
   L.push_back(dropout("classifier_dropout", classifier_dropout));
   L.push_back(dense("fc", o.classes > 0 ? o.classes : 1000));
