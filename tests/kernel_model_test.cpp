@@ -104,24 +104,47 @@ TEST(KernelModel, MemoryBoundOpSaysSo) {
   EXPECT_NEAR(c.duration.value(), 5e-6 + 0.5e-6 + 8e8 / (0.9 * 2039e9), 1e-9);
 }
 
-// cuDNN's NCHW batch norm reduces one channel per CTA: C / (ceil(C / SMs) SMs) of the SMs work.
-TEST(KernelModel, NchwBatchNormWithFewChannelsLeavesSmsIdle) {
-  EXPECT_DOUBLE_EQ(channel_occupancy(132, 64), 64.0 / 132);
-  EXPECT_DOUBLE_EQ(channel_occupancy(132, 132), 1.0);
-  EXPECT_DOUBLE_EQ(channel_occupancy(132, 256), 256.0 / 264);
-  EXPECT_DOUBLE_EQ(channel_occupancy(0, 64), 1.0); // no SM count: no tile model
+// cuDNN's NCHW batch norm reduces one channel per CTA, and a CTA moves a fixed number of bytes per SM cycle:
+// a layer moves its bytes at min(fraction x HBM, C x rate x clock).
+TEST(KernelModel, NchwBatchNormWithFewChannelsRunsAtItsChannelsRate) {
   KernelParams p;
   p.sm_count = 132;
   p.norm_fraction = {{"nchw", 0.6}, {"nhwc", 0.7}};
   p.norm_latency = {{"nchw", Seconds(3e-6)}};
+  p.norm_channel_rate = {{"fwd", 10.0}, {"bwd", 7.0}};
   p.memory_latency = Seconds(1e-6);
   const BytesPerSec hbm(4.8e12);
-  EXPECT_NEAR(batch_norm_time(p, Bytes(1e9), hbm, true, 64)->total.value(), 3e-6 + 1e9 / (4.8e12 * 0.6 * 64 / 132),
+  const Hertz clock(2e9);
+  // 64 channels forward: 64 x 10 B x 2 GHz = 1.28 TB/s, below 0.6 x 4.8 = 2.88 TB/s.
+  auto fwd64 = batch_norm_time(p, Bytes(1e9), hbm, clock, true, false, 64);
+  ASSERT_TRUE(fwd64.has_value());
+  EXPECT_TRUE(fwd64->channel_bound);
+  EXPECT_NEAR(fwd64->total.value(), 3e-6 + 1e9 / 1.28e12, 1e-12);
+  // Backward: 64 x 7 x 2 GHz = 0.896 TB/s.
+  EXPECT_NEAR(batch_norm_time(p, Bytes(1e9), hbm, clock, true, true, 64)->total.value(), 3e-6 + 1e9 / 0.896e12,
               1e-12);
-  // NHWC kernels tile batch x positions: no occupancy term; no fitted latency: the memory latency.
-  EXPECT_NEAR(batch_norm_time(p, Bytes(1e9), hbm, false, 64)->total.value(), 1e-6 + 1e9 / (4.8e12 * 0.7), 1e-12);
+  // 256 channels: 5.12 TB/s of channels, so HBM's 2.88 binds.
+  auto fwd256 = batch_norm_time(p, Bytes(1e9), hbm, clock, true, false, 256);
+  EXPECT_FALSE(fwd256->channel_bound);
+  EXPECT_NEAR(fwd256->total.value(), 3e-6 + 1e9 / 2.88e12, 1e-12);
+  EXPECT_NEAR(fwd256->hbm_share, 0.6, 1e-12);
+  // A slower clock slows a channel-bound layer in proportion.
+  EXPECT_NEAR(batch_norm_time(p, Bytes(1e9), hbm, Hertz(1e9), true, false, 64)->total.value(), 3e-6 + 1e9 / 0.64e12,
+              1e-12);
+  // NHWC kernels tile batch x positions: no channel term; no fitted latency: the memory latency.
+  EXPECT_NEAR(batch_norm_time(p, Bytes(1e9), hbm, clock, false, false, 16)->total.value(),
+              1e-6 + 1e9 / (4.8e12 * 0.7), 1e-12);
+  // A channel rate without a fitted NCHW fraction: capped at the plain memory fraction.
   p.norm_fraction.erase("nchw");
-  EXPECT_FALSE(batch_norm_time(p, Bytes(1e9), hbm, true, 64).has_value()); // unmeasured: a plain memory kernel
+  p.memory_fraction = 0.9;
+  EXPECT_NEAR(batch_norm_time(p, Bytes(1e9), hbm, clock, true, false, 512)->total.value(),
+              3e-6 + 1e9 / (0.9 * 4.8e12), 1e-12);
+  EXPECT_NEAR(batch_norm_time(p, Bytes(1e9), hbm, clock, true, false, 64)->total.value(), 3e-6 + 1e9 / 1.28e12,
+              1e-12);
+  // Neither a fraction nor a rate (or no clock to turn cycles into time): a plain memory kernel.
+  EXPECT_FALSE(batch_norm_time(p, Bytes(1e9), hbm, Hertz(0.0), true, false, 64).has_value());
+  p.norm_channel_rate.clear();
+  EXPECT_FALSE(batch_norm_time(p, Bytes(1e9), hbm, clock, true, false, 64).has_value());
 }
 
 namespace {
@@ -139,15 +162,20 @@ Op batch_norm_op(double channels, double side) {
 }
 } // namespace
 
-// Through the step graph: a batch norm over 64 channels in NCHW on the H200 preset (its measured figures).
+// Through the step graph: a batch norm over 64 channels in NCHW on the H200 preset (its measured figures: 64
+// channels x 10.41 bytes per SM cycle x 1980 MHz forward, below 0.662 of 4.8 TB/s).
 TEST(KernelModel, BatchNormOpTakesTheMeasuredLayoutsRate) {
   AcceleratorSpec h200 = accelerator_preset("h200-sxm");
   Op bn = batch_norm_op(64, 112);
   bn.nchw_activations = true;
   OpCost nchw = cost_device_op(bn, h200);
   const double bytes = 3 * 256.0 * 64 * 112 * 112 * 4;
-  EXPECT_NEAR(nchw.duration.value(), 5e-6 + 3.36e-6 + bytes / (4.8e12 * 0.611 * 64 / 132), 1e-9);
-  EXPECT_NE(nchw.why.find("one per CTA"), std::string::npos) << nchw.why;
+  EXPECT_NEAR(nchw.duration.value(), 5e-6 + 7.53e-6 + bytes / (64 * 10.41 * 1.98e9), 1e-9);
+  EXPECT_NE(nchw.why.find("bound by its 64 channels"), std::string::npos) << nchw.why;
+  // Its gradient runs at the backward rate, 6.87 bytes per cycle a channel.
+  bn.phase = Phase::backward;
+  EXPECT_NEAR(cost_device_op(bn, h200).duration.value(), 5e-6 + 7.53e-6 + bytes / (64 * 6.87 * 1.98e9), 1e-9);
+  bn.phase = Phase::forward;
   bn.nchw_activations = false;
   OpCost nhwc = cost_device_op(bn, h200);
   EXPECT_NEAR(nhwc.duration.value(), 5e-6 + 4.72e-6 + bytes / (4.8e12 * 0.718), 1e-9);

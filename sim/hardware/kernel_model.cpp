@@ -112,23 +112,28 @@ Seconds memory_time(const KernelParams& p, Bytes bytes, BytesPerSec bandwidth) {
   return p.memory_latency + bytes / (bandwidth * p.memory_fraction);
 }
 
-double channel_occupancy(int sm_count, double channels) {
-  if (sm_count <= 0 || channels <= 0)
-    return 1.0;
-  return channels / (std::ceil(channels / sm_count) * sm_count);
-}
-
-std::optional<BatchNormTiming> batch_norm_time(const KernelParams& p, Bytes bytes, BytesPerSec bandwidth, bool nchw,
-                                               double channels) {
+std::optional<BatchNormTiming> batch_norm_time(const KernelParams& p, Bytes bytes, BytesPerSec bandwidth,
+                                               Hertz clock, bool nchw, bool backward, double channels) {
+  if (bandwidth.value() <= 0)
+    return std::nullopt;
   const std::string layout = nchw ? "nchw" : "nhwc";
   auto f = p.norm_fraction.find(layout);
-  if (f == p.norm_fraction.end() || bandwidth.value() <= 0)
+  auto c = nchw ? p.norm_channel_rate.find(backward ? "bwd" : "fwd") : p.norm_channel_rate.end();
+  const bool channel_limited = c != p.norm_channel_rate.end() && clock.value() > 0 && channels > 0;
+  if (f == p.norm_fraction.end() && !channel_limited)
     return std::nullopt;
-  auto l = p.norm_latency.find(layout);
   BatchNormTiming t;
-  t.occupancy = nchw ? channel_occupancy(p.sm_count, channels) : 1.0;
-  t.hbm_share = f->second * t.occupancy;
-  t.total = (l == p.norm_latency.end() ? p.memory_latency : l->second) + bytes / (bandwidth * t.hbm_share);
+  t.rate = bandwidth * (f == p.norm_fraction.end() ? p.memory_fraction : f->second);
+  if (channel_limited) {
+    const BytesPerSec channels_rate(channels * c->second * clock.value());
+    if (channels_rate < t.rate) {
+      t.rate = channels_rate;
+      t.channel_bound = true;
+    }
+  }
+  t.hbm_share = t.rate / bandwidth;
+  auto l = p.norm_latency.find(layout);
+  t.total = (l == p.norm_latency.end() ? p.memory_latency : l->second) + bytes / t.rate;
   return t;
 }
 

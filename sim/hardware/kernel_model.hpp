@@ -22,12 +22,19 @@
 // Memory-bound kernels: t = memory_latency + bytes / (fraction_mem * HBM peak),
 // so a small kernel sees less than the asymptotic bandwidth.
 // cuDNN batch normalisation (training), where a profile fitted it per layout:
-//   t = norm_latency[layout] + bytes / (norm_fraction[layout] * HBM * occupancy)
-//   NHWC (persistent kernels tile batch x positions): occupancy = 1;
-//   NCHW (one CTA reduces one channel): occupancy = C / (ceil(C / SMs) * SMs),
-//   so a 64-channel layer on 132 SMs moves its bytes at 48 % of the rate.
-//   `bytes` are the step graph's (3 passes forward, 5 backward), so the fitted
-//   fraction also absorbs what the kernels keep on chip.
+//   t = norm_latency[layout] + bytes / rate
+//   NHWC (persistent kernels tile batch x positions): rate = norm_fraction x HBM;
+//   NCHW (one CTA reduces one channel: cuDNN's bn_*_1C11_* kernels):
+//     rate = min(norm_fraction x HBM, C x channel_rate[pass] x SM clock),
+//   channel_rate being the bytes one channel's CTA moves per SM cycle,
+//   forward or backward. A CTA streams its channel with the loads it keeps in
+//   flight, so its rate is bytes in flight over the DRAM latency (Little's
+//   law): a property of the kernel, in cycles, not a share of the chip's HBM.
+//   A layer with fewer channels than the chip needs to fill its HBM (C x rate
+//   < the cap: 64 channels on an H200) runs at the channels' rate. On an
+//   H200, 64-channel layers ran at ~1.3 TB/s forward and ~0.9 backward against
+//   ~3 TB/s for 256 and more. `bytes` are the step graph's (3 passes forward,
+//   5 backward), so the fitted figures also absorb what the kernels keep on chip.
 // cuDNN convolutions run at conv_efficiency[dtype] of this model's time for
 // the same implicit GEMM (or Winograd): fitted to the algorithms cudnnFind*
 // picks (cudnn.benchmark), 1 where not measured.
@@ -75,6 +82,7 @@ struct KernelParams {
   Seconds memory_latency{0.0};                      // first-byte latency of a memory-bound kernel
   std::map<std::string, double> norm_fraction;      // "nhwc" / "nchw": cuDNN batch norm's fraction of HBM
   std::map<std::string, Seconds> norm_latency;      // ... and its latency; absent: a plain memory-bound kernel
+  std::map<std::string, double> norm_channel_rate;  // "fwd" / "bwd": NCHW batch norm, bytes per SM cycle a channel
   std::map<DType, double> conv_efficiency;          // cuDNN's autotuned convolutions / this model's time
   double attention_fraction = 0.0;                  // of the matrix peak, a fused attention kernel (0: the GEMM model)
   std::string source;                               // where the figures come from
@@ -121,17 +129,16 @@ WinogradTiming winograd_conv_time(const KernelParams& p, const WinogradConv& c, 
 // A memory-bound kernel moving `bytes` over HBM of peak `bandwidth`.
 Seconds memory_time(const KernelParams& p, Bytes bytes, BytesPerSec bandwidth);
 
-// Of the SMs, the share a per-channel kernel keeps busy: C / (ceil(C / SMs) * SMs); 1 without an SM count.
-double channel_occupancy(int sm_count, double channels);
-
-// A cuDNN batch normalisation over `channels` channels moving `bytes`; nullopt where `p` has no fitted
-// fraction for the layout (the caller then times it as any memory-bound kernel).
+// A cuDNN batch normalisation over `channels` channels moving `bytes` (the backward pass where `backward`), on
+// a chip of HBM peak `bandwidth` and SM clock `clock`; nullopt where `p` has neither a fitted fraction for the
+// layout nor (NCHW) a channel rate: the caller then times it as any memory-bound kernel.
 struct BatchNormTiming {
   Seconds total{0.0};
-  double occupancy = 1.0; // of the SMs (NCHW: channel_occupancy)
-  double hbm_share = 1.0; // of HBM bandwidth: norm_fraction x occupancy
+  BytesPerSec rate{0.0};  // the rate it moves its bytes at
+  double hbm_share = 1.0; // rate / HBM peak
+  bool channel_bound = false; // NCHW: its channels' CTAs, not HBM, set the rate
 };
-std::optional<BatchNormTiming> batch_norm_time(const KernelParams& p, Bytes bytes, BytesPerSec bandwidth, bool nchw,
-                                               double channels);
+std::optional<BatchNormTiming> batch_norm_time(const KernelParams& p, Bytes bytes, BytesPerSec bandwidth,
+                                               Hertz clock, bool nchw, bool backward, double channels);
 
 } // namespace mlsim

@@ -337,6 +337,12 @@ static void accelerator_with_kernels(YAML::Emitter& y, const AcceleratorProfile&
       y << YAML::Key << layout << YAML::Value << seconds(v.value());
     y << YAML::EndMap;
   }
+  if (!p.norm_channel_rate.empty()) { // bytes per SM cycle a channel's CTA moves (NCHW)
+    y << YAML::Key << "norm_channel_rate" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    for (const auto& [pass, v] : p.norm_channel_rate)
+      y << YAML::Key << pass << YAML::Value << round4(v);
+    y << YAML::EndMap;
+  }
   if (!p.conv_efficiency.empty())
     fractions("conv_efficiency", p.conv_efficiency);
   if (p.attention_fraction > 0) // the preset's, carried: calibrate --gpu does not measure attention kernels

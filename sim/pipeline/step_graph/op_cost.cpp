@@ -116,15 +116,17 @@ OpCost cost_device_op(const Op& op, const AcceleratorSpec& acc) {
   // compiled one its compiler's reduction).
   std::optional<BatchNormTiming> norm;
   if (op.channel_statistics && op.fusion.empty() && !op.compiled)
-    norm = batch_norm_time(kp, c.bytes, acc.memory_bandwidth, op.nchw_activations, dim(op, "channels"));
+    norm = batch_norm_time(kp, c.bytes, acc.memory_bandwidth, acc.boost_clock, op.nchw_activations,
+                           op.phase == Phase::backward, dim(op, "channels"));
   if (norm)
     memory = norm->total;
   Seconds body = max(compute, memory);
   if (memory > compute && norm) {
     c.why = fmt::format("memory-bound cuDNN batch norm ({}): {} at {:.0f} % of HBM bandwidth",
                         op.nchw_activations ? "nchw" : "nhwc", format_bytes(c.bytes), 100 * norm->hbm_share);
-    if (norm->occupancy < 1.0)
-      c.why += fmt::format(", {:.0f} channels (one per CTA) on {} SMs", dim(op, "channels"), kp.sm_count);
+    if (norm->channel_bound)
+      c.why += fmt::format(", bound by its {:.0f} channels (one CTA each, {:.1f} GB/s a channel)",
+                           dim(op, "channels"), norm->rate.value() / dim(op, "channels") / 1e9);
   } else if (memory > compute) {
     c.why = fmt::format("memory-bound: {} at {:.0f} % of HBM bandwidth", format_bytes(c.bytes),
                         100 * kp.memory_fraction);

@@ -9,7 +9,8 @@
 //             tiles (sim/hardware/kernel_model.hpp, gemm_time); otherwise
 //             executed FLOPs / (peak(path, dtype) x fraction(path, dtype))
 //   memory  = memory_latency + bytes / (HBM bandwidth x memory_fraction); a batch norm the stack leaves to
-//             cuDNN (not compiled, not fused): its measured norm_fraction / norm_latency per layout
+//             cuDNN (not compiled, not fused): its measured norm_fraction / norm_latency per layout and,
+//             NCHW, no faster than its channels' CTAs move bytes (kernel_model.hpp, batch_norm_time)
 //   issue   = sm_cycles / (SMs x boost_clock): a kernel bound by its instructions (the stack's max pool)
 //   t = launch_overhead + max(compute, memory, issue) / efficiency(kind)
 //       + for an op that launches k > 1 kernels one after another (a per-op optimizer update,

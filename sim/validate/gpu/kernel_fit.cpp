@@ -178,6 +178,83 @@ double modelled_norm_bytes(const NormPoint& b) {
   return (b.op == "fwd" ? fwd : generic_gradient(fwd)).bytes().value();
 }
 
+std::optional<NormFit> fit_norm(const std::vector<NormSample>& s, double hbm, double clock) {
+  if (s.size() < 2 || hbm <= 0)
+    return std::nullopt;
+  if (clock <= 0) { // no channel term: t = latency + bytes / (F x HBM) is linear in bytes / HBM
+    std::vector<std::vector<double>> x;
+    std::vector<double> y;
+    for (const auto& p : s) {
+      x.push_back({p.bytes / hbm});
+      y.push_back(p.seconds);
+    }
+    MultiFit f = fit_multi(x, y, true, true);
+    if (f.b.empty() || !(f.b[0] > 0))
+      return std::nullopt;
+    NormFit out{std::clamp(1.0 / f.b[0], 0.01, 1.0), std::max(0.0, f.a), 0.0, 0.0, 0.0};
+    for (size_t i = 0; i < y.size(); ++i)
+      out.max_rel_residual = std::max(out.max_rel_residual, std::abs(f.eval(x[i]) - y[i]) / y[i]);
+    return out;
+  }
+  // rate(F, Rf, Rb) per point; the latency in closed form (relative least squares, at least 0).
+  auto rate = [&](const NormSample& x, double f, double rf, double rb) {
+    const double cap = f * hbm;
+    return std::min(cap, x.channels * (x.backward ? rb : rf) * clock);
+  };
+  auto latency = [&](double f, double rf, double rb) {
+    double num = 0, den = 0;
+    for (const auto& x : s) {
+      num += (x.seconds - x.bytes / rate(x, f, rf, rb)) / (x.seconds * x.seconds);
+      den += 1 / (x.seconds * x.seconds);
+    }
+    return std::max(0.0, num / den);
+  };
+  auto cost = [&](double f, double rf, double rb) {
+    const double l = latency(f, rf, rb);
+    double c = 0;
+    for (const auto& x : s) {
+      const double e = (l + x.bytes / rate(x, f, rf, rb) - x.seconds) / x.seconds;
+      c += e * e;
+    }
+    return c;
+  };
+  // Coordinate descent over grids: F in [0.01, 1] by 0.0005; a rate from 0.05 to 1024 bytes per cycle in steps
+  // of 0.2 %. A rate at the top of its grid binds no point: the fit has no channel rate for that pass.
+  constexpr double kRateMin = 0.05, kRateMax = 1024.0, kRateStep = 1.002;
+  auto best_on = [&](auto&& objective, auto&& grid) {
+    double best = grid.front(), best_cost = objective(best);
+    for (double v : grid)
+      if (double c = objective(v); c < best_cost) {
+        best = v;
+        best_cost = c;
+      }
+    return best;
+  };
+  std::vector<double> fractions, rates;
+  for (int i = 20; i <= 2000; ++i)
+    fractions.push_back(i * 0.0005);
+  for (double v = kRateMin; v <= kRateMax; v *= kRateStep)
+    rates.push_back(v);
+  double f = 0.9, rf = rates.back(), rb = rates.back();
+  for (int round = 0; round < 20; ++round) {
+    const double before = cost(f, rf, rb);
+    f = best_on([&](double v) { return cost(v, rf, rb); }, fractions);
+    rf = best_on([&](double v) { return cost(f, v, rb); }, rates);
+    rb = best_on([&](double v) { return cost(f, rf, v); }, rates);
+    if (cost(f, rf, rb) >= before * (1 - 1e-9) && round > 0)
+      break;
+  }
+  NormFit out{f, latency(f, rf, rb), 0.0, 0.0, 0.0};
+  for (const auto& x : s) {
+    const bool bound = x.channels * (x.backward ? rb : rf) * clock < f * hbm;
+    if (bound)
+      (x.backward ? out.rate_bwd : out.rate_fwd) = x.backward ? rb : rf;
+    out.max_rel_residual =
+        std::max(out.max_rel_residual, std::abs(out.latency + x.bytes / rate(x, f, rf, rb) - x.seconds) / x.seconds);
+  }
+  return out;
+}
+
 KernelFit fit_kernel_params(const GpuBenchResult& r, const AcceleratorSpec& datasheet) {
   KernelFit out;
   out.datasheet = datasheet.name;
@@ -276,31 +353,28 @@ KernelFit fit_kernel_params(const GpuBenchResult& r, const AcceleratorSpec& data
         row(std::string(grouped ? "grouped conv " : "conv ") + op, d, achieved, predicted);
       }
 
-  // Batch norm per layout: latency and fraction of the occupancy-scaled HBM rate.
+  // Batch norm per layout: latency, fraction of HBM and (NCHW) the channels' rates (kernel_model.hpp).
   for (const char* layout : {"nhwc", "nchw"}) {
-    std::vector<std::vector<double>> x;
-    std::vector<double> y, achieved;
+    std::vector<NormSample> samples;
+    std::vector<double> achieved;
     std::string dtype;
     for (const auto& b : r.norm)
       if (b.layout == layout) {
-        const double occupancy = b.layout == "nchw" ? channel_occupancy(p.sm_count, b.c) : 1.0;
-        const double bytes = modelled_norm_bytes(b);
-        x.push_back({bytes / (bw * occupancy)});
-        y.push_back(b.seconds);
-        achieved.push_back(bytes / b.seconds);
+        samples.push_back({modelled_norm_bytes(b), static_cast<double>(b.c), b.seconds, b.op == "bwd"});
+        achieved.push_back(samples.back().bytes / b.seconds);
         dtype = b.dtype;
       }
-    if (y.size() < 2)
+    const double clock = std::string(layout) == "nchw" ? datasheet.boost_clock.value() : 0.0;
+    std::optional<NormFit> f = fit_norm(samples, bw, clock);
+    if (!f)
       continue;
-    MultiFit f = fit_multi(x, y, true, true);
-    if (f.b.empty() || !(f.b[0] > 0))
-      continue;
-    out.params.norm_fraction[layout] = std::clamp(1.0 / f.b[0], 0.01, 1.0);
-    out.params.norm_latency[layout] = Seconds(std::max(0.0, f.a));
-    NormRow nr{layout, dtype, static_cast<int>(y.size()), median_of(achieved), bw, 0.0};
-    for (size_t i = 0; i < y.size(); ++i)
-      nr.max_rel_residual = std::max(nr.max_rel_residual, std::abs(f.eval(x[i]) - y[i]) / y[i]);
-    out.norm_table.push_back(nr);
+    out.params.norm_fraction[layout] = f->fraction;
+    out.params.norm_latency[layout] = Seconds(f->latency);
+    for (auto [pass, rate] : {std::pair{"fwd", f->rate_fwd}, std::pair{"bwd", f->rate_bwd}})
+      if (rate > 0)
+        out.params.norm_channel_rate[pass] = rate;
+    out.norm_table.push_back({layout, dtype, static_cast<int>(samples.size()), median_of(achieved), bw,
+                              f->max_rel_residual});
   }
   return out;
 }
@@ -316,12 +390,17 @@ std::string efficiency_table(const KernelFit& f) {
   for (const auto& [d, e] : f.params.conv_efficiency)
     t += fmt::format("  conv {:<5}: cuDNN at {:.1f} % of the model's time for the same op (median)\n", to_string(d),
                      100 * e);
-  for (const auto& r : f.norm_table)
+  for (const auto& r : f.norm_table) {
     t += fmt::format("  batch norm {} {}: {} points, median {:.2f} TB/s of the step graph's bytes ({:.1f} % of {:.2f} "
-                     "TB/s); fitted {:.1f} % x occupancy + {:.2f} us, max residual {:.0f} %\n",
+                     "TB/s); fitted {:.1f} % of HBM + {:.2f} us",
                      r.layout, r.dtype, r.points, r.achieved_Bps / 1e12, 100 * r.achieved_Bps / r.datasheet_Bps,
                      r.datasheet_Bps / 1e12, 100 * f.params.norm_fraction.at(r.layout),
-                     f.params.norm_latency.at(r.layout).value() * 1e6, 100 * r.max_rel_residual);
+                     f.params.norm_latency.at(r.layout).value() * 1e6);
+    if (r.layout == "nchw")
+      for (const auto& [pass, rate] : f.params.norm_channel_rate)
+        t += fmt::format(", {} at most {:.2f} B per SM cycle a channel", pass, rate);
+    t += fmt::format(", max residual {:.0f} %\n", 100 * r.max_rel_residual);
+  }
   return t;
 }
 

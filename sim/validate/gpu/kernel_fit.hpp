@@ -21,11 +21,12 @@
 //   conv_efficiency[dtype] = the median of (that time / the measured time) over
 //   the algorithms cudnnFind* picked (cudnn.benchmark's; the heuristics' first
 //   where a file has no autotuned points), at most 1.
-//   Batch norm (cuDNN, training), per layout: t = latency + bytes /
-//   (fraction x HBM x occupancy) by relative least squares, bytes as the step
-//   graph counts them (3 passes forward, 5 backward, and the scales), occupancy = 1 (NHWC) or
-//   C / (ceil(C / SMs) SMs) (NCHW: one channel per CTA) -> norm_fraction and
-//   norm_latency (kernel_model.hpp).
+//   Batch norm (cuDNN, training), per layout: t = latency + bytes / rate by
+//   relative least squares, bytes as the step graph counts them (3 passes
+//   forward, 5 backward, and the scales); rate = fraction x HBM (NHWC) or
+//   min(fraction x HBM, C x channel_rate[pass] x boost clock) (NCHW: one
+//   channel per CTA) -> norm_fraction, norm_latency, norm_channel_rate
+//   (kernel_model.hpp); F and the rates by coordinate descent over grids.
 // The table compares, per op class and dtype, the median achieved rate with
 // the datasheet peak. Ignores: clocks under power limits (the fit absorbs
 // them into f), shapes outside the sweep.
@@ -56,6 +57,18 @@ struct NormRow {
   double datasheet_Bps = 0; // HBM bandwidth of the datasheet
   double max_rel_residual = 0;
 };
+
+// One measured batch norm: the step graph's bytes, its channels, the time, the pass.
+struct NormSample {
+  double bytes = 0, channels = 0, seconds = 0;
+  bool backward = false;
+};
+// t = latency + bytes / min(fraction x hbm, C x rate[pass] x clock) by relative least squares (clock 0: no
+// channel term, the NHWC form); a pass's rate stays 0 where it binds no point. nullopt: fewer than 2 points.
+struct NormFit {
+  double fraction = 1, latency = 0, rate_fwd = 0, rate_bwd = 0, max_rel_residual = 0;
+};
+std::optional<NormFit> fit_norm(const std::vector<NormSample>& samples, double hbm, double clock);
 
 struct KernelFit {
   std::string datasheet;    // the preset the fractions are of

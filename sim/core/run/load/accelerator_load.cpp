@@ -110,7 +110,8 @@ KernelParams parse_kernel_params(const ConfigNode& node) {
     return p;
   node.allow_only({"source", "sm_count", "matrix_tiles", "vector_tiles", "saturating_reuse",
                    "vector_saturating_reuse", "matrix_fraction", "vector_fraction", "memory_fraction",
-                   "memory_latency", "norm_fraction", "norm_latency", "conv_efficiency", "attention_fraction"});
+                   "memory_latency", "norm_fraction", "norm_latency", "norm_channel_rate", "conv_efficiency",
+                   "attention_fraction"});
   p.source = node.get_string("source", "");
   p.sm_count = static_cast<int>(node.get_integer("sm_count", 0, 0, 100000));
   if (node.has("matrix_tiles"))
@@ -134,6 +135,11 @@ KernelParams parse_kernel_params(const ConfigNode& node) {
     l.allow_only({"nhwc", "nchw"});
     for (const auto& layout : l.keys())
       p.norm_latency[layout] = l.get_quantity<Seconds>(layout, Seconds(0.0), false);
+  }
+  if (ConfigNode r = node.child("norm_channel_rate"); r.defined()) { // bytes per SM cycle, a plain number
+    r.allow_only({"fwd", "bwd"});
+    for (const auto& pass : r.keys())
+      p.norm_channel_rate[pass] = r.get_number(pass, std::nullopt, 0.01, 4096.0);
   }
   p.conv_efficiency = parse_fractions(node.child("conv_efficiency"));
   p.attention_fraction = node.get_number("attention_fraction", 0.0, 0.0, 1.0);
