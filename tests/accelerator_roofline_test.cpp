@@ -114,6 +114,34 @@ TEST(AcceleratorPresets, EveryPresetParsesAndCitesASource) {
   }
 }
 
+// Each GPU preset's fp32 peak is its SMs x FP32 lanes per SM x 2 (an FMA) x boost clock (Volta and GA100: 64
+// lanes, Hopper: 128; architecture whitepapers): the datasheet figures, SM counts and clocks agree.
+TEST(AcceleratorPresets, Fp32PeakIsSmsTimesLanesTimesClock) {
+  int checked = 0;
+  for (const auto& name : preset_names("accelerators")) {
+    AcceleratorSpec a = accelerator_preset(name);
+    if (a.boost_clock.value() <= 0 || a.kernels.sm_count <= 0)
+      continue;
+    const double lanes = name.rfind("h100", 0) == 0 || name.rfind("h200", 0) == 0 ? 128 : 64;
+    EXPECT_NEAR(a.vector_peak.at(DType::fp32).value(), a.kernels.sm_count * lanes * 2 * a.boost_clock.value(),
+                0.015 * a.vector_peak.at(DType::fp32).value())
+        << name;
+    ++checked;
+  }
+  EXPECT_GE(checked, 11);
+}
+
+// The PCIe cards: their datasheets' dense figures (sparsity halved away) and HBM.
+TEST(AcceleratorPresets, PcieCardsHaveTheirDatasheetsFigures) {
+  EXPECT_DOUBLE_EQ(accelerator_preset("v100-pcie-16gb").matrix_peak_for(DType::fp16)->value(), 112e12);
+  EXPECT_DOUBLE_EQ(accelerator_preset("a100-pcie-80gb").memory_bandwidth.value(), 1935e9);
+  EXPECT_DOUBLE_EQ(accelerator_preset("a100-pcie-40gb").matrix_peak_for(DType::bf16)->value(), 312e12);
+  const AcceleratorSpec h100 = accelerator_preset("h100-pcie");
+  EXPECT_DOUBLE_EQ(h100.matrix_peak_for(DType::fp16)->value(), 756e12); // 1,513 with sparsity
+  EXPECT_DOUBLE_EQ(h100.memory_bandwidth.value(), 2e12);
+  EXPECT_EQ(h100.kernels.sm_count, 114);
+}
+
 TEST(AcceleratorPresets, PublishedCapacities) {
   EXPECT_DOUBLE_EQ(accelerator_preset("a100-sxm4-80gb").memory_size.value(), 80.0 * 1073741824.0);
   EXPECT_DOUBLE_EQ(accelerator_preset("titan-v").memory_size.value(), 12.0 * 1073741824.0);

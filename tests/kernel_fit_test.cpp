@@ -110,6 +110,12 @@ TEST(KernelFit, TheDatasheetIsTheGpusPreset) {
   ASSERT_TRUE(a100.has_value());
   EXPECT_EQ(a100->memory_size.value(), accelerator_preset("a100-sxm4-80gb").memory_size.value());
   EXPECT_FALSE(datasheet_for({true, "", "Synthetic GPU", "", 1e9}).has_value());
+  // The form factor before the memory size: a PCIe card is not its SXM sibling of the same size.
+  EXPECT_EQ(datasheet_for({true, "", "NVIDIA A100-PCIE-40GB", "", 42.5e9})->name, "a100-pcie-40gb");
+  EXPECT_EQ(datasheet_for({true, "", "NVIDIA A100-SXM4-40GB", "", 42.5e9})->name, "a100-sxm4-40gb");
+  EXPECT_EQ(datasheet_for({true, "", "NVIDIA H100 PCIe", "", 85e9})->name, "h100-pcie");
+  EXPECT_EQ(datasheet_for({true, "", "NVIDIA H100 80GB HBM3", "", 85e9})->name, "h100-sxm");
+  EXPECT_EQ(datasheet_for({true, "", "Tesla V100-PCIE-32GB", "", 34e9})->name, "v100-pcie-32gb");
 }
 
 TEST(KernelFit, RecoversTheParametersTheMeasurementsFollow) {

@@ -136,7 +136,11 @@ double median_of(std::vector<double> v) { return v.empty() ? 0.0 : median(v); }
 
 std::optional<AcceleratorSpec> datasheet_for(const GpuInfo& gpu) {
   const std::string name = lower(gpu.name);
+  // The form factor first (CUDA names a PCIe card "... PCIe" / "-PCIE-", an SXM part not always), then the
+  // memory size: "NVIDIA A100-PCIE-40GB" is a100-pcie-40gb, "NVIDIA H100 80GB HBM3" h100-sxm.
+  const bool pcie = name.find("pcie") != std::string::npos;
   std::optional<AcceleratorSpec> best;
+  std::pair<bool, double> best_score{true, 0.0};
   for (const auto& preset : preset_names("accelerators")) {
     const std::string family = preset.substr(0, preset.find('-'));
     if (family.size() < 3 || name.find(family) == std::string::npos)
@@ -144,8 +148,12 @@ std::optional<AcceleratorSpec> datasheet_for(const GpuInfo& gpu) {
     AcceleratorSpec a = accelerator_preset(preset);
     if (!a.kernels.has_tiles())
       continue;
-    if (!best || std::abs(a.memory_size.value() - gpu.memory_bytes) < std::abs(best->memory_size.value() - gpu.memory_bytes))
+    const std::pair<bool, double> score{(preset.find("pcie") != std::string::npos) != pcie,
+                                        std::abs(a.memory_size.value() - gpu.memory_bytes)};
+    if (!best || score < best_score) {
       best = a;
+      best_score = score;
+    }
   }
   return best;
 }
