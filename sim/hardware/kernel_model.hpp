@@ -35,6 +35,8 @@
 //   H200, 64-channel layers ran at ~1.3 TB/s forward and ~0.9 backward against
 //   ~3 TB/s for 256 and more. `bytes` are the step graph's (3 passes forward,
 //   5 backward), so the fitted figures also absorb what the kernels keep on chip.
+//   Ignores: the dtype (measured in fp32; an fp16 NCHW kernel loading half the
+//   bytes a thread may move fewer bytes a cycle, so it is the optimistic end).
 // cuDNN convolutions run at conv_efficiency[dtype] of this model's time for
 // the same implicit GEMM (or Winograd): fitted to the algorithms cudnnFind*
 // picks (cudnn.benchmark), 1 where not measured.
