@@ -74,12 +74,12 @@ GpuBenchResult measured(const std::string& name) {
     for (const char* d : {"fp32", "tf32", "fp16"})
       for (auto [c, hw, k, rs, stride, pad, groups] : std::vector<std::tuple<int, int, int, int, int, int, int>>{
                {64, 56, 64, 3, 1, 1, 1}, {256, 14, 256, 3, 1, 1, 1}, {1024, 14, 256, 1, 1, 0, 1},
-               {256, 28, 256, 3, 1, 1, 32}}) {
+               {256, 28, 256, 3, 1, 1, 32}, {144, 56, 144, 3, 1, 1, 144}}) {
         ConvPoint x{op,  d,      64,  c,   hw,  hw,  k, rs, rs, stride, pad, groups,
                     0.0, 0.0, std::string(d) == "fp32" ? "nchw" : "nhwc", true};
         const DType dt = std::string(d) == "fp32" ? DType::fp32 : std::string(d) == "tf32" ? DType::tf32 : DType::fp16;
-        // A grouped conv runs at a third of the model's time for it: the fit of the dense convs' efficiency must
-        // not read it, and its own table row shows it.
+        // A grouped or depthwise conv runs at a third of the model's time for it: the fit of the dense convs'
+        // efficiency must not read it, and its own table rows show it.
         x.seconds = modelled_conv_time(x, truth_spec).value() / (groups > 1 ? 1.0 / 3.0 : kConvEfficiency.at(dt));
         r.conv.push_back(x);
         x.autotuned = false; // the heuristics' pick, slower: the fit reads the autotuned ones
@@ -140,10 +140,14 @@ TEST(KernelFit, RecoversTheParametersTheMeasurementsFollow) {
   EXPECT_LT(f.norm_table[1].max_rel_residual, 0.01);
   EXPECT_GT(f.gemm_r2, 0.999);
   EXPECT_LT(f.gemm_max_rel_residual, 0.02);
-  // One row per op class and dtype: 4 GEMM dtypes, 3 directions x 3 dtypes of convolutions, dense and grouped.
-  EXPECT_EQ(f.table.size(), 4u + 9u + 9u);
+  // One row per op class and dtype: 4 GEMM dtypes, 3 directions x 3 dtypes of convolutions, dense, grouped and
+  // depthwise.
+  EXPECT_EQ(f.table.size(), 4u + 9u + 9u + 9u);
+  int depthwise_rows = 0;
   for (const auto& row : f.table) {
-    if (row.op_class.starts_with("grouped conv")) { // measured 3x slower than the model: a third of its rate
+    depthwise_rows += row.op_class.starts_with("depthwise conv");
+    if (row.op_class.starts_with("grouped conv") || row.op_class.starts_with("depthwise conv")) {
+      // measured 3x slower than the model: a third of its rate
       EXPECT_NEAR(row.achieved_flops, row.predicted_flops / 3.0, 0.01 * row.predicted_flops) << row.op_class;
       continue;
     }
@@ -152,6 +156,7 @@ TEST(KernelFit, RecoversTheParametersTheMeasurementsFollow) {
     if (row.op_class == "gemm")
       EXPECT_NEAR(row.predicted_flops, row.achieved_flops, 0.02 * row.achieved_flops) << row.dtype;
   }
+  EXPECT_EQ(depthwise_rows, 9); // one channel a group is told apart from ResNeXt's groups of 4-32
 }
 
 TEST(KernelFit, TheFittedProfileOverridesThePresetsKernelFigures) {

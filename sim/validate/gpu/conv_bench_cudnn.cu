@@ -28,11 +28,14 @@ struct Shape {
   int c, hw, k, rs, stride, pad, groups = 1;
 };
 // ResNet-50 v1.5's distinct convolution kinds: the stem, 3x3 and 1x1 convolutions of each stage; then
-// ResNeXt-101 32x4d's grouped 3x3 of each stage (32 groups of 4, 8, 16, 32 channels).
-const Shape kShapes[] = {{3, 224, 64, 7, 2, 3},       {64, 56, 64, 3, 1, 1},      {256, 56, 64, 1, 1, 0},
-                         {128, 28, 128, 3, 1, 1},     {256, 14, 256, 3, 1, 1},    {1024, 14, 256, 1, 1, 0},
-                         {512, 7, 512, 3, 1, 1},      {128, 56, 128, 3, 1, 1, 32}, {256, 28, 256, 3, 1, 1, 32},
-                         {512, 14, 512, 3, 1, 1, 32}, {1024, 7, 1024, 3, 1, 1, 32}};
+// ResNeXt-101 32x4d's grouped 3x3 of each stage (32 groups of 4, 8, 16, 32 channels); then EfficientNet-B0's
+// depthwise convolutions (groups = channels: 3x3 stride 2 at 112 px, 3x3 at 56, 5x5 at 28 and 14, 3x3 at 7).
+const Shape kShapes[] = {{3, 224, 64, 7, 2, 3},          {64, 56, 64, 3, 1, 1},          {256, 56, 64, 1, 1, 0},
+                         {128, 28, 128, 3, 1, 1},        {256, 14, 256, 3, 1, 1},        {1024, 14, 256, 1, 1, 0},
+                         {512, 7, 512, 3, 1, 1},         {128, 56, 128, 3, 1, 1, 32},    {256, 28, 256, 3, 1, 1, 32},
+                         {512, 14, 512, 3, 1, 1, 32},    {1024, 7, 1024, 3, 1, 1, 32},   {96, 112, 96, 3, 2, 1, 96},
+                         {144, 56, 144, 3, 1, 1, 144},   {240, 28, 240, 5, 1, 2, 240},   {672, 14, 672, 5, 1, 2, 672},
+                         {1152, 7, 1152, 3, 1, 1, 1152}};
 
 struct Dtype {
   const char* name;
@@ -59,8 +62,9 @@ template <typename Perf> int pick(const Perf* perf, int count, size_t workspace,
   throw std::runtime_error("no cuDNN algorithm fits the workspace");
 }
 
-// The largest activation of the shapes per sample (the stem's output, and stage 1's 256 x 56 x 56), in elements.
-constexpr size_t kLargestActivation = size_t(64) * 112 * 112;
+// The largest activation of the shapes per sample (EfficientNet-B0's 96 x 112 x 112, above ResNet-50's stem
+// output of 64 x 112 x 112 and stage 1's 256 x 56 x 56), in elements.
+constexpr size_t kLargestActivation = size_t(96) * 112 * 112;
 
 // Medians and spreads of `reps` event-timed runs of `iters` calls.
 template <typename F> void time_into(double& seconds, double& spread, int reps, int iters, F&& call) {
@@ -123,7 +127,11 @@ std::vector<ConvPoint> run_conv_bench(int reps, bool quick, std::string& note) {
         CK(cudnnSetConvolutionGroupCount(cd, s.groups));
         CK(cudnnSetConvolutionMathType(cd, d.math));
         CK(cudnnSetTensor4dDescriptor(yd, d.format, d.data, batch, s.k, base.out_h(), base.out_w()));
-        const int iters = static_cast<int>(std::clamp(2e10 / base.flops(), 1.0, 200.0));
+        // ~20 GFLOP or ~4 GB of activations a timing, whichever comes first: a depthwise conv's few FLOPs would
+        // otherwise call for 200 iterations of a memory-bound kernel.
+        const double activation_bytes = base.activation_elements() * (d.data == CUDNN_DATA_HALF ? 2 : 4);
+        const int iters =
+            static_cast<int>(std::clamp(std::min(2e10 / base.flops(), 4e9 / activation_bytes), 1.0, 200.0));
         auto measure = [&](const char* op, bool autotuned, auto&& call) {
           ConvPoint p = base;
           p.op = op;
@@ -208,10 +216,12 @@ std::vector<NormPoint> run_norm_bench(int reps, bool quick, std::string& note) {
     note = "cuDNN could not start (cudnnCreate failed): normalisations not measured";
     return out;
   }
-  // ResNet-50's batch-normalised activations (channels, height = width) at the recipes' batch.
+  // ResNet-50's batch-normalised activations (channels, height = width) at the recipes' batch, then
+  // EfficientNet-B0's narrow ones (16 to 96 channels at 112 down to 28 px: NCHW layers bound by their channels).
   const int batch = quick ? 32 : 256;
-  const std::pair<int, int> shapes[] = {{64, 112}, {64, 56},  {256, 56}, {128, 28}, {512, 28},
-                                        {256, 14}, {1024, 14}, {512, 7},  {2048, 7}};
+  const std::pair<int, int> shapes[] = {{64, 112}, {64, 56},  {256, 56}, {128, 28}, {512, 28}, {256, 14},
+                                        {1024, 14}, {512, 7},  {2048, 7}, {16, 112}, {32, 112}, {96, 112},
+                                        {24, 56},  {40, 28}};
   struct Config {
     const char *dtype, *layout;
     cudnnDataType_t data;

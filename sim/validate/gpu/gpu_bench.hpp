@@ -67,6 +67,8 @@ struct ConvPoint {
   int out_w() const { return (w + 2 * pad - s) / stride + 1; }
   // The same multiply-adds in each direction: N x K x P x Q x (C / groups) x R x S.
   double flops() const { return 2.0 * n * k * out_h() * out_w() * double(c / groups) * r * s; }
+  double activation_elements() const { return double(n) * (double(c) * h * w + double(k) * out_h() * out_w()); }
+  bool depthwise() const { return groups > 1 && groups == c && k == c; } // one channel a group
 };
 
 // One batch normalisation (training): N x C x H x W activations, forward (statistics, then normalise) or

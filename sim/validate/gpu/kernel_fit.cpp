@@ -349,16 +349,18 @@ KernelFit fit_kernel_params(const GpuBenchResult& r, const AcceleratorSpec& data
   for (auto& [d, v] : ratios)
     out.params.conv_efficiency[d] = std::clamp(median_of(v), 0.01, 1.0);
   fitted.kernels.conv_efficiency = out.params.conv_efficiency;
-  for (bool grouped : {false, true})
+  // Dense, grouped (a few channels a group: ResNeXt) and depthwise (one a group) convolutions, each its own rows.
+  auto kind_of = [](const ConvPoint& c) { return c.groups == 1 ? "conv " : c.depthwise() ? "depthwise conv " : "grouped conv "; };
+  for (const char* kind : {"conv ", "grouped conv ", "depthwise conv "})
     for (const char* op : {"fwd", "bwd_data", "bwd_filter"})
       for (const char* d : {"fp32", "tf32", "fp16"}) {
         std::vector<double> achieved, predicted;
         for (const auto& c : r.conv)
-          if (c.op == op && c.dtype == d && c.autotuned == any_autotuned && (c.groups > 1) == grouped) {
+          if (c.op == op && c.dtype == d && c.autotuned == any_autotuned && std::string(kind_of(c)) == kind) {
             achieved.push_back(c.flops() / c.seconds);
             predicted.push_back(c.flops() / modelled_conv_time(c, fitted).value());
           }
-        row(std::string(grouped ? "grouped conv " : "conv ") + op, d, achieved, predicted);
+        row(std::string(kind) + op, d, achieved, predicted);
       }
 
   // Batch norm per layout: latency, fraction of HBM and (NCHW) the channels' rates (kernel_model.hpp).
@@ -389,10 +391,10 @@ KernelFit fit_kernel_params(const GpuBenchResult& r, const AcceleratorSpec& data
 
 std::string efficiency_table(const KernelFit& f) {
   std::string t = fmt::format("achieved vs datasheet ({}), median per op class:\n", f.datasheet);
-  t += fmt::format("  {:<16} {:<5} {:>6} {:>14} {:>14} {:>10} {:>10}\n", "op class", "dtype", "points",
+  t += fmt::format("  {:<26} {:<5} {:>6} {:>14} {:>14} {:>10} {:>10}\n", "op class", "dtype", "points",
                    "achieved TF/s", "datasheet TF/s", "efficiency", "model");
   for (const auto& r : f.table)
-    t += fmt::format("  {:<16} {:<5} {:>6} {:>14.1f} {:>14.1f} {:>9.1f}% {:>9.1f}%\n", r.op_class, r.dtype, r.points,
+    t += fmt::format("  {:<26} {:<5} {:>6} {:>14.1f} {:>14.1f} {:>9.1f}% {:>9.1f}%\n", r.op_class, r.dtype, r.points,
                      r.achieved_flops / 1e12, r.datasheet_flops / 1e12, 100 * r.achieved_flops / r.datasheet_flops,
                      100 * r.predicted_flops / r.datasheet_flops);
   for (const auto& [d, e] : f.params.conv_efficiency)
