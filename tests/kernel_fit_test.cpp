@@ -4,8 +4,8 @@
 // preset's tiles and SMs, HBM copies t = latency + bytes / (fraction x 4.8 TB/s),
 // cuDNN convolutions at a known share (per dtype) of the time the step graph's
 // conv ops cost, and batch norms at t = latency + bytes / (fraction x HBM)
-// per layout, NCHW no faster than C x a per-channel rate per SM cycle x clock. The fitted profile then overrides the preset's kernel
-// figures in a scenario.
+// per layout, NCHW no faster than C x a per-channel rate per SM cycle x clock.
+// The fitted profile then overrides the preset's kernel figures in a scenario.
 #include "sim/core/base/config_node.hpp"
 #include "sim/core/run/load/hardware_load.hpp"
 #include "sim/hardware/accelerator.hpp"

@@ -350,7 +350,9 @@ KernelFit fit_kernel_params(const GpuBenchResult& r, const AcceleratorSpec& data
     out.params.conv_efficiency[d] = std::clamp(median_of(v), 0.01, 1.0);
   fitted.kernels.conv_efficiency = out.params.conv_efficiency;
   // Dense, grouped (a few channels a group: ResNeXt) and depthwise (one a group) convolutions, each its own rows.
-  auto kind_of = [](const ConvPoint& c) { return c.groups == 1 ? "conv " : c.depthwise() ? "depthwise conv " : "grouped conv "; };
+  auto kind_of = [](const ConvPoint& c) {
+    return c.groups == 1 ? "conv " : c.depthwise() ? "depthwise conv " : "grouped conv ";
+  };
   for (const char* kind : {"conv ", "grouped conv ", "depthwise conv "})
     for (const char* op : {"fwd", "bwd_data", "bwd_filter"})
       for (const char* d : {"fp32", "tf32", "fp16"}) {
