@@ -97,6 +97,15 @@ GpuBenchResult measured(const std::string& name) {
         b.seconds = kNormLatency + modelled_norm_bytes(b) / rate;
         r.norm.push_back(b);
       }
+  // fp16 NCHW (AMP without channels_last), channel-bound layers only, at half the fp32 kernels' bytes a cycle:
+  // the fit must not read them, and their row says the NCHW fit is about twice as fast as they ran.
+  for (auto [c, hw] : std::vector<std::pair<int, int>>{{64, 112}, {64, 56}, {128, 28}})
+    for (const char* op : {"fwd", "bwd"}) {
+      NormPoint b{op, "fp16", "nchw", 256, c, hw, hw, 0.0, 0.0};
+      const double rate = c * (std::string(op) == "bwd" ? kNormRateBwd : kNormRateFwd) * kClock / 2;
+      b.seconds = kNormLatency + modelled_norm_bytes(b) / rate;
+      r.norm.push_back(b);
+    }
   return r;
 }
 
@@ -136,8 +145,13 @@ TEST(KernelFit, RecoversTheParametersTheMeasurementsFollow) {
   EXPECT_NEAR(f.params.norm_latency.at("nchw").value(), kNormLatency, kNormLatency * 0.01);
   EXPECT_NEAR(f.params.norm_channel_rate.at("fwd"), kNormRateFwd, kNormRateFwd * 0.005);
   EXPECT_NEAR(f.params.norm_channel_rate.at("bwd"), kNormRateBwd, kNormRateBwd * 0.005);
-  ASSERT_EQ(f.norm_table.size(), 2u);
+  ASSERT_EQ(f.norm_table.size(), 3u);
   EXPECT_LT(f.norm_table[1].max_rel_residual, 0.01);
+  const NormRow& half = f.norm_table[2];
+  EXPECT_EQ(half.layout + " " + half.dtype, "nchw fp16");
+  EXPECT_FALSE(half.fitted);
+  EXPECT_EQ(half.points, 6);
+  EXPECT_NEAR(half.model_over_measured, 0.5, 0.03);
   EXPECT_GT(f.gemm_r2, 0.999);
   EXPECT_LT(f.gemm_max_rel_residual, 0.02);
   // One row per op class and dtype: 4 GEMM dtypes, 3 directions x 3 dtypes of convolutions, dense, grouped and

@@ -466,6 +466,9 @@ std::string profile_to_yaml(const Profile& p) {
         y << YAML::Key << "achieved" << YAML::Value << rate(r.achieved_Bps);
         y << YAML::Key << "datasheet" << YAML::Value << rate(r.datasheet_Bps);
         y << YAML::Key << "max_residual" << YAML::Value << round4(r.max_rel_residual);
+        if (!r.fitted) // a dtype the layout's fit was not made from: how far that fit is from it
+          y << YAML::Key << "fitted" << YAML::Value << false << YAML::Key << "model_over_measured" << YAML::Value
+            << round4(r.model_over_measured);
         y << YAML::EndMap;
       }
       y << YAML::EndSeq << YAML::EndMap;

@@ -27,6 +27,9 @@
 //   min(fraction x HBM, C x channel_rate[pass] x boost clock) (NCHW: one
 //   channel per CTA) -> norm_fraction, norm_latency, norm_channel_rate
 //   (kernel_model.hpp); F and the rates by coordinate descent over grids.
+//   Each layout is fitted to the dtype PyTorch trains it in (NHWC fp16,
+//   NCHW fp32); fp16 NCHW points (AMP without channels_last) get a row of
+//   their own with the NCHW fit's time over theirs, not a fit.
 // The table compares, per op class and dtype, the median achieved rate with
 // the datasheet peak. Ignores: clocks under power limits (the fit absorbs
 // them into f), shapes outside the sweep.
@@ -56,6 +59,8 @@ struct NormRow {
   double achieved_Bps = 0;  // median of the step graph's bytes / measured time
   double datasheet_Bps = 0; // HBM bandwidth of the datasheet
   double max_rel_residual = 0;
+  double model_over_measured = 1; // median of the layout's fitted time over the measured one
+  bool fitted = true;             // false: a dtype the layout's fit was not made from, compared with it
 };
 
 // One measured batch norm: the step graph's bytes, its channels, the time, the pass.
