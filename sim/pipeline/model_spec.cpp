@@ -2,6 +2,8 @@
 
 #include "sim/pipeline/step_graph/step_planner.hpp"
 
+#include <algorithm>
+
 namespace mlsim {
 namespace {
 
@@ -55,7 +57,15 @@ StepPlan plan_roofline(const ModelSpec& model, const StepContext& ctx) {
 
 } // namespace
 
-StepPlan plan_step(const ModelSpec& model, const StepContext& ctx) {
+namespace {
+
+// Bytes a gradient element the plan's buckets were counted in: the graph's gradient dtype, 4 for the forms
+// that count fp32 gradients (single_op_plan).
+double gradient_element_bytes(const ModelSpec& model) {
+  return model.graph ? element_size(gradient_dtype(model.graph->precision)).value() : 4.0;
+}
+
+StepPlan plan_uncompressed(const ModelSpec& model, const StepContext& ctx) {
   if (model.step_time)
     return plan_fixed_step(model, ctx);
   if (model.trace)
@@ -65,6 +75,18 @@ StepPlan plan_step(const ModelSpec& model, const StepContext& ctx) {
   HostSpeed host{ctx.host_core_peak, ctx.host_sixteen_bit_slowdown};
   return plan_graph_step(*model.graph, *ctx.accelerator, ctx.batch_per_device, host,
                          TrainingLoop{model.gradient_accumulation, model.readback_every_micro_batch});
+}
+
+} // namespace
+
+StepPlan plan_step(const ModelSpec& model, const StepContext& ctx) {
+  StepPlan plan = plan_uncompressed(model, ctx);
+  if (model.compress_gradients_16bit && !model.trace) {
+    const double scale = std::min(1.0, 2.0 / gradient_element_bytes(model)); // 16-bit gradients stay as they are
+    for (auto& b : plan.buckets)
+      b.bytes = b.bytes * scale;
+  }
+  return plan;
 }
 
 } // namespace mlsim

@@ -11,6 +11,7 @@ std::vector<std::string> with_loop_keys(std::vector<std::string> form_keys) {
   form_keys.push_back("gradient_accumulation");
   form_keys.push_back("gradient_sync");
   form_keys.push_back("loss_readback");
+  form_keys.push_back("gradient_compression");
   return form_keys;
 }
 
@@ -146,10 +147,18 @@ ModelSpec parse_model_form(const ConfigNode& node) {
 } // namespace
 
 ModelSpec parse_model(const ConfigNode& node) {
+  // fp16 and bf16 move the same 2 bytes an element; the name says which hook a user runs. Checked before the
+  // model's form is read: a trace's buckets are the message sizes it measured, in the dtype it ran.
+  const bool compress = node.get_choice("gradient_compression", {"none", "fp16", "bf16"}, "none") != "none";
+  if (compress && node.has("trace")) {
+    const ConfigNode key = node.child("gradient_compression");
+    key.fail("none (a trace's buckets are the message sizes it measured, in the dtype it ran)", key.quoted());
+  }
   ModelSpec m = parse_model_form(node);
   m.gradient_accumulation = node.get_integer("gradient_accumulation", 1, 1, 1 << 20);
   m.reduce_every_micro_batch = node.get_choice("gradient_sync", {"step", "micro_batch"}, "step") == "micro_batch";
   m.readback_every_micro_batch = node.get_choice("loss_readback", {"none", "micro_batch"}, "none") == "micro_batch";
+  m.compress_gradients_16bit = compress;
   return m;
 }
 

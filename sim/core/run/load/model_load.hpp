@@ -13,7 +13,8 @@ namespace mlsim {
 
 ModelSpec parse_model(const ConfigNode& node);
 
-// The training loop's keys every model form accepts (gradient_accumulation, gradient_sync, loss_readback), read by parse_model.
+// The training loop's keys every model form accepts (gradient_accumulation, gradient_sync, loss_readback,
+// gradient_compression), read by parse_model.
 std::vector<std::string> with_loop_keys(std::vector<std::string> form_keys);
 
 // The step-graph forms (the caller has ruled out the roofline form) and their parts.
