@@ -7,12 +7,18 @@
 namespace mlsim {
 namespace {
 
+// Bytes a gradient element the plan's buckets were counted in: the graph's gradient dtype, 4 for the forms
+// that count fp32 gradients (the fixed-step and roofline forms).
+double gradient_element_bytes(const ModelSpec& model) {
+  return model.graph ? element_size(gradient_dtype(model.graph->precision)).value() : 4.0;
+}
+
 // A step of one device op; the gradients (parameters x 4 bytes), if any, are one bucket ready after it.
 StepPlan single_op_plan(const PlannedOp& op, const ModelSpec& model, const AcceleratorSpec& acc) {
   StepPlan plan;
   plan.ops.push_back(op);
   if (model.parameters > 0)
-    plan.buckets.push_back({Bytes(model.parameters * 4.0), 0});
+    plan.buckets.push_back({Bytes(model.parameters * gradient_element_bytes(model)), 0});
   plan.optimizer_begin = plan.ops.size();
   plan.critical_path = op.duration;
   plan.memory_capacity = acc.memory_size;
@@ -53,16 +59,6 @@ StepPlan plan_roofline(const ModelSpec& model, const StepContext& ctx) {
   op.phase = "forward";
   op.layer = model.name;
   return single_op_plan(op, model, acc);
-}
-
-} // namespace
-
-namespace {
-
-// Bytes a gradient element the plan's buckets were counted in: the graph's gradient dtype, 4 for the forms
-// that count fp32 gradients (single_op_plan).
-double gradient_element_bytes(const ModelSpec& model) {
-  return model.graph ? element_size(gradient_dtype(model.graph->precision)).value() : 4.0;
 }
 
 StepPlan plan_uncompressed(const ModelSpec& model, const StepContext& ctx) {
