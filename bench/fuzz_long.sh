@@ -2,6 +2,7 @@
 # Fuzzes the scenario loader + check for a long time (default 4 h): bench/fuzz_long.sh [SECONDS] [CORPUS_DIR]
 # The corpus grows between runs (default fuzz-corpus/, ignored by git); crashes are written to fuzz-artifacts/
 # as crash-<sha1> files: reproduce one with build-fuzz/fuzz_scenario_check FILE.
+# With -jobs, libFuzzer writes each job's output to fuzz-<job>.log in the repository root (ignored by git).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-14400}
