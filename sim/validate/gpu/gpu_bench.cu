@@ -122,6 +122,11 @@ GpuBenchResult run_gpu_bench(int reps, bool quick) {
     shapes.push_back({s + 1, s + 1, s + 1}); // misaligned to 8
   }
   shapes.push_back({8192, 8192, 256});
+  // The reduction depth alone, at full waves of the largest tiles: how a short k loop (pipeline fill, epilogue)
+  // costs, which the tile model leaves out (8192 x 8192 x 256 ran at 50-80 % of 8192^3 on an H200).
+  if (!quick)
+    for (int k : {64, 128, 512, 1024, 2048, 4096})
+      shapes.push_back({8192, 8192, k});
   shapes.push_back({256, 8192, 8192});
   shapes.push_back({32, 8192, 8192}); // skinny: only small tiles fit, which shows their efficiency
   shapes.push_back({64, 8192, 8192});
