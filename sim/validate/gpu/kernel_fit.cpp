@@ -369,18 +369,21 @@ KernelFit fit_kernel_params(const GpuBenchResult& r, const AcceleratorSpec& data
   // the dtype PyTorch runs each layout in for training (NHWC: fp16 AMP, NCHW: fp32). Another dtype measured in a
   // layout (fp16 NCHW: AMP without channels_last) is not fitted: the layout's fit is applied to it and compared.
   const std::vector<std::pair<std::string, std::string>> fitted_dtype{{"nhwc", "fp16"}, {"nchw", "fp32"}};
-  auto norm_samples = [&](const std::string& layout, const std::string& dtype, std::vector<double>& achieved) {
+  auto norm_samples = [&](const std::string& layout, const std::string& dtype) {
     std::vector<NormSample> samples;
     for (const auto& b : r.norm)
-      if (b.layout == layout && b.dtype == dtype) {
+      if (b.layout == layout && b.dtype == dtype)
         samples.push_back({modelled_norm_bytes(b), static_cast<double>(b.c), b.seconds, b.op == "bwd"});
-        achieved.push_back(samples.back().bytes / b.seconds);
-      }
     return samples;
   };
+  auto median_rate = [](const std::vector<NormSample>& samples) { // of the step graph's bytes
+    std::vector<double> v;
+    for (const auto& x : samples)
+      v.push_back(x.bytes / x.seconds);
+    return median_of(v);
+  };
   for (const auto& [layout, dtype] : fitted_dtype) {
-    std::vector<double> achieved;
-    const std::vector<NormSample> samples = norm_samples(layout, dtype, achieved);
+    const std::vector<NormSample> samples = norm_samples(layout, dtype);
     const double clock = layout == "nchw" ? datasheet.boost_clock.value() : 0.0;
     std::optional<NormFit> f = fit_norm(samples, bw, clock);
     if (!f)
@@ -390,16 +393,16 @@ KernelFit fit_kernel_params(const GpuBenchResult& r, const AcceleratorSpec& data
     for (auto [pass, rate] : {std::pair{"fwd", f->rate_fwd}, std::pair{"bwd", f->rate_bwd}})
       if (rate > 0)
         out.params.norm_channel_rate[pass] = rate;
-    out.norm_table.push_back({layout, dtype, static_cast<int>(samples.size()), median_of(achieved), bw,
+    out.norm_table.push_back({layout, dtype, static_cast<int>(samples.size()), median_rate(samples), bw,
                               f->max_rel_residual, 1.0, true});
   }
   for (const auto& [layout, fitted] : fitted_dtype)
     for (const char* dtype : {"fp16", "fp32"}) {
-      std::vector<double> achieved, ratios;
-      const std::vector<NormSample> samples = norm_samples(layout, dtype, achieved);
+      std::vector<double> ratios;
+      const std::vector<NormSample> samples = norm_samples(layout, dtype);
       if (dtype == fitted || samples.empty() || !out.params.norm_fraction.count(layout))
         continue;
-      NormRow row{layout, dtype, static_cast<int>(samples.size()), median_of(achieved), bw, 0.0, 0.0, false};
+      NormRow row{layout, dtype, static_cast<int>(samples.size()), median_rate(samples), bw, 0.0, 0.0, false};
       for (const auto& x : samples) {
         const double model = batch_norm_time(out.params, Bytes(x.bytes), BytesPerSec(bw), datasheet.boost_clock,
                                              layout == "nchw", x.backward, x.channels)
