@@ -72,6 +72,19 @@ std::string with_calibrated_flip(const std::string& stage) {
 double stage_cost(const Scenario& s, size_t i) {
   return s.pipeline.stages[i].cost.for_sample(15e3, 100 * 50).value();
 }
+// The flip's cost a sample after a crop to 10 x 10 px, with a page fault of 10 us and `more` in the flip's
+// calibrated cost (after its 2 ms + 1 ns/pixel), on a stored image of `image` ("width: W, height: H").
+double flip_after_crop(const std::string& more, const std::string& image) {
+  std::string yaml = with_calibrated_flip("{name: crop, cost: {per_sample: 0.01 ms}, output: {width: 10, height: 10}}\n"
+                                          "    - {name: flip, cost: flip}");
+  const std::string from = "cpu: {cores: 16, core_speed: 1.0, stage_costs: {flip: {per_sample: 2 ms, per_pixel: 1 ns}}}";
+  yaml.replace(yaml.find(from), from.size(),
+               "cpu: {cores: 16, core_speed: 1.0, page_fault: 10 us, stage_costs: {flip: {per_sample: 2 ms, "
+               "per_pixel: 1 ns, " + more + "}}}");
+  yaml.replace(yaml.find("width: 100, height: 50"), 22, image);
+  const Scenario s = fixtures::load(yaml);
+  return SampleFlow(s.pipeline, s.dataset, s.trainer_node().cpu).trace(15e3).stage_cost.at(2);
+}
 } // namespace
 
 TEST(StageCosts, CalibratedCostScaledByScaleOrProbability) {
@@ -164,21 +177,37 @@ TEST(StageCosts, FreshPagesOfTheSourceImageFollowTheStoredImageNotTheStageInput)
   // Source-keyed: 2 ms + 100 x 1 ns + 100 pages x 10 us = 3.0001 ms; input-keyed: below the table's first
   // size, 0 pages, 2.0001 ms; a 200 x 50 image (10,000 px): 500 pages, 7.0001 ms.
   auto flip_cost = [](const std::string& of, const std::string& image) {
-    std::string yaml = with_calibrated_flip("{name: crop, cost: {per_sample: 0.01 ms}, output: {width: 10, height: 10}}\n"
-                                            "    - {name: flip, cost: flip}");
-    const std::string from = "cpu: {cores: 16, core_speed: 1.0, stage_costs: {flip: {per_sample: 2 ms, per_pixel: 1 ns}}}";
-    yaml.replace(yaml.find(from), from.size(),
-                 "cpu: {cores: 16, core_speed: 1.0, page_fault: 10 us, stage_costs: {flip: {per_sample: 2 ms, "
-                 "per_pixel: 1 ns, fresh_pages: {" + of + "pixels: [1000, 5000, 10000], pages: [0, 100, 500]}}}}");
-    yaml.replace(yaml.find("width: 100, height: 50"), 22, image);
-    const Scenario s = fixtures::load(yaml);
-    return SampleFlow(s.pipeline, s.dataset, s.trainer_node().cpu).trace(15e3).stage_cost.at(2);
+    return flip_after_crop("fresh_pages: {" + of + "pixels: [1000, 5000, 10000], pages: [0, 100, 500]}", image);
   };
   EXPECT_NEAR(flip_cost("pixels_of: source, ", "width: 100, height: 50"), 2e-3 + 100e-9 + 100 * 10e-6, 1e-12);
   EXPECT_NEAR(flip_cost("pixels_of: input, ", "width: 100, height: 50"), 2e-3 + 100e-9, 1e-12);
   EXPECT_NEAR(flip_cost("", "width: 100, height: 50"), 2e-3 + 100e-9, 1e-12); // input is the default
   EXPECT_NEAR(flip_cost("pixels_of: source, ", "width: 200, height: 50"), 2e-3 + 100e-9 + 500 * 10e-6, 1e-12);
   EXPECT_THROW(flip_cost("pixels_of: output, ", "width: 100, height: 50"), InputError);
+}
+
+TEST(StageCosts, WorkBySourceScalesAStagesWorkByTheStoredImageNotItsFaults) {
+  // The flip after a crop to 10 x 10 px: work 2 ms + 100 x 1 ns, scaled x0.5 at 1,000 source px and x2 at
+  // 10,000 (linear between, flat outside); 100 fresh pages a sample at 10 us each, not scaled.
+  // Stored image 100 x 50 = 5,000 px: x(0.5 + 1.5 x 4000 / 9000) = x1.1666..., 200 x 50: x2, 20 x 10: x0.5.
+  auto flip_cost = [](const std::string& table, const std::string& image) {
+    return flip_after_crop("fresh_pages: {pixels: [100], pages: [100]}, " + table, image);
+  };
+  const std::string table = "work_by_source: {pixels: [1000, 10000], scale: [0.5, 2]}";
+  const double work = 2e-3 + 100e-9, faults = 100 * 10e-6;
+  EXPECT_NEAR(flip_cost(table, "width: 100, height: 50"), work * (0.5 + 1.5 * 4000.0 / 9000.0) + faults, 1e-12);
+  EXPECT_NEAR(flip_cost(table, "width: 200, height: 50"), work * 2 + faults, 1e-12);
+  EXPECT_NEAR(flip_cost(table, "width: 400, height: 50"), work * 2 + faults, 1e-12); // flat above
+  EXPECT_NEAR(flip_cost(table, "width: 20, height: 10"), work * 0.5 + faults, 1e-12);  // and below
+  StageCost unknown; // no stored image known (0 px): the table's mean, x1
+  unknown.per_sample = Seconds(2e-3);
+  unknown.work_by_source = {{1000, 10000}, {0.5, 2}};
+  EXPECT_NEAR(unknown.for_sample(0, 100, 0).value(), 2e-3, 1e-15);
+  // Refused: unsorted pixels, unequal lists, a scale of 0.
+  for (const char* bad : {"work_by_source: {pixels: [10000, 1000], scale: [0.5, 2]}",
+                          "work_by_source: {pixels: [1000, 10000], scale: [0.5]}",
+                          "work_by_source: {pixels: [1000, 10000], scale: [0, 2]}"})
+    EXPECT_THROW(flip_cost(bad, "width: 100, height: 50"), InputError) << bad;
 }
 
 TEST(StageCosts, ConvertStageMakesFloat32OfTheSameElements) {

@@ -358,6 +358,52 @@ TEST(PytorchClient, LoaderBoundConfigurationSimulatesToItsClosedForm) {
   EXPECT_NEAR(s.step_time_s, 0.044 / 0.8 + read, 1e-4);
 }
 
+TEST(PytorchClient, InLoopOneSizeStageGetsItsWorkPerSourceImage) {
+  // A flip timed alone at 20 us (224 x 224 in, whatever the file). In the loop, after 187,500 px files it
+  // works 40 us and after 786,432 px files 100 us (two samples each; the latter also fault 3 pages at
+  // 10 us, priced out). Overall factor (2 x 40 + 2 x 100) / (4 x 20) = 3.5; per source 2 / 3.5 and 5 / 3.5;
+  // the profile's cost gives back 40 and 100 us of work at those files, 70 us half way, flat outside.
+  std::map<std::string, mlsim::validate::StageCost> costs;
+  costs["torch_random_horizontal_flip"] = {20e-6, 0.0, 0.0};
+  costs["torch_random_horizontal_flip"].regressor = "pixels";
+  const double pf = 10e-6, px = 50176.0;
+  nlohmann::json in_loop = {{"torch_random_horizontal_flip", nlohmann::json::array()}};
+  for (int i = 0; i < 2; ++i) {
+    in_loop["torch_random_horizontal_flip"].push_back(
+        {{"bytes", 3 * px}, {"pixels", px}, {"source_pixels", 187500.0}, {"faults", 0}, {"cost_s", 40e-6}});
+    in_loop["torch_random_horizontal_flip"].push_back(
+        {{"bytes", 3 * px}, {"pixels", px}, {"source_pixels", 786432.0}, {"faults", 3}, {"cost_s", 100e-6 + 3 * pf}});
+  }
+  const InLoaderResult r = fit_in_loop(in_loop, costs, pf);
+  EXPECT_NEAR(r.factor.at("torch_random_horizontal_flip"), 3.5, 1e-9);
+  const mlsim::SourceScale& t = r.work_by_source.at("torch_random_horizontal_flip");
+  EXPECT_EQ(t.pixels, (std::vector<double>{187500.0, 786432.0}));
+  EXPECT_NEAR(t.scale[0], 2 / 3.5, 1e-9);
+  EXPECT_NEAR(t.scale[1], 5 / 3.5, 1e-9);
+  apply_in_loader(costs, r, "pytorch client, ");
+  const StageCost& c = costs.at("torch_random_horizontal_flip");
+  auto work = [&](double source) { return c.cost_s(3 * px, px, 0.0, 0.0, source) - c.page_fault_s * c.fresh_pages.at(source, 0); };
+  EXPECT_NEAR(work(187500.0), 40e-6, 1e-12);
+  EXPECT_NEAR(work(786432.0), 100e-6, 1e-12);
+  EXPECT_NEAR(work(0.5 * (187500.0 + 786432.0)), 70e-6, 1e-12);
+  EXPECT_NEAR(work(3e6), 100e-6, 1e-12);
+  // Written and read back as the profile's cpu.stage_costs.<name>.work_by_source (the scenario schema).
+  Profile p = torch_profile();
+  p.cpu.page_fault_s = pf;
+  p.cpu.stage_costs["torch_random_horizontal_flip"] = c;
+  const std::string path = temp_path("torch-profile-by-source.yaml");
+  write_profile(p, path);
+  const StageCost back = read_profile(path).cpu.stage_costs.at("torch_random_horizontal_flip");
+  ASSERT_EQ(back.work_by_source.pixels.size(), 2u); // to the profile's 4 significant digits
+  EXPECT_NEAR(back.work_by_source.pixels[1], 786432.0, 50.0);
+  EXPECT_NEAR(back.cost_s(3 * px, px, 0.0, 0.0, 786432.0), c.cost_s(3 * px, px, 0.0, 0.0, 786432.0), 1e-3 * 130e-6);
+  // A stage fitted over several input sizes (decode, the crop) follows its own input and gets no table.
+  nlohmann::json one_source = in_loop;
+  for (auto& pt : one_source["torch_random_horizontal_flip"])
+    pt["source_pixels"] = 187500.0;
+  EXPECT_EQ(fit_in_loop(one_source, costs, pf).work_by_source.count("torch_random_horizontal_flip"), 0u);
+}
+
 TEST(PytorchClient, FreshPagesArePricedByTheFaultReferenceNotTheCoresSpeed) {
   // The torch profile with 50 fresh pages a sample in decode and the worker's batch in fresh shared memory
   // (one page a 4 KiB: 16 x 224 x 224 x 3 x 4 B = 2352 pages), 10 us a fault. One worker, loader-bound: a

@@ -27,6 +27,10 @@ double FreshPages::at(double px, double batch) const {
   return interpolate(pixels, pages.front(), px, true);
 }
 
+double SourceScale::at(double source_px) const {
+  return pixels.empty() || scale.size() != pixels.size() ? 1.0 : interpolate(pixels, scale, source_px, false);
+}
+
 FreshPages FreshPages::for_batch(double batch) const {
   if (pages.size() <= 1)
     return {pixels, {}, pages, launches, by_source};

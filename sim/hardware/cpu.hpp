@@ -95,9 +95,30 @@ struct FreshPages {
   FreshPages of_launch(size_t k) const { return {pixels, batches, launches.at(k), {}, by_source}; }
 };
 
+// A stage's work (its cost less its page faults) after a source image of `pixels`, over its work as fitted:
+// measured inside a DataLoader worker, one source size after another (`mlsim calibrate --client pytorch`),
+// for a stage that sees one input size there (every transform after the crop: 224x224 whatever the
+// file). Piecewise linear in the source's pixels between the measured sizes, flat outside them; x1 where
+// the source is not known (a dataset without `image` dimensions), the single factor's mean.
+// Why: such a stage's work in the loop grows with the image decoded before it in the same sample although
+// its own input does not change. In one worker at batch 16 on the 2-core development VM (two processes):
+// RandomHorizontalFlip 80-113 us a sample after 500x375 files, 146-184 after 1024x768, 258-307 after
+// 1600x1200, 331-481 after 2048x1536 (~31 us timed alone); ToTensor 288-292 / 353-587 / 710-729 / 598-750;
+// Normalize 206-340 with no trend. A single in-loop factor over the sweep's sizes (flip: 6.05) priced
+// every file at the sweep's mean and overpriced small ones. The cause is not measured apart (candidates:
+// the decoded frame's dirty cache lines written back as the later stages' writes evict them; TLB and
+// allocator state after a frame of megabytes).
+struct SourceScale {
+  std::vector<double> pixels; // ascending: source images' pixels
+  std::vector<double> scale;  // the work there over the fitted work (> 0)
+  bool empty() const { return pixels.empty(); }
+  double at(double source_px) const;
+};
+
 // A calibrated per-sample cost (core-seconds):
-//   per_sample + per_byte * bytes + per_pixel * pixels + page_fault * fresh_pages(pixels or source pixels)
-// page_fault: the host's time for one minor page fault (CpuSpec::page_fault); 0 without a table. The
+//   (per_sample + per_byte * bytes + per_pixel * pixels) * work_by_source(source pixels)
+//     + page_fault * fresh_pages(pixels or source pixels)
+// work_by_source: 1 without a table. page_fault: the host's time for one minor page fault (CpuSpec::page_fault); 0 without a table. The
 // scenario loader reduces fresh_pages to its pipeline's batch size (FreshPages::for_batch).
 struct StageCost {
   Seconds per_sample{0.0};
@@ -105,16 +126,22 @@ struct StageCost {
   Seconds per_pixel{0.0};
   FreshPages fresh_pages;
   Seconds page_fault{0.0};
+  SourceScale work_by_source;
 
-  // `source_pixels`: the sample's stored image (FreshPages::by_source); the stage's input where unknown.
+  // `source_pixels`: the sample's stored image (FreshPages::by_source, work_by_source); the stage's input
+  // where unknown.
   Seconds for_sample(double bytes, double pixels, double source_pixels) const {
-    const Seconds work = per_sample + per_byte * bytes + per_pixel * pixels;
+    Seconds work = per_sample + per_byte * bytes + per_pixel * pixels;
+    if (!work_by_source.empty() && source_pixels > 0) // unknown (no dataset image): the sweep's mean, x1
+      work = work * work_by_source.at(source_pixels);
     if (fresh_pages.empty())
       return work;
     return work + page_fault * fresh_pages.at_sample(pixels, source_pixels, 0.0);
   }
   Seconds for_sample(double bytes, double pixels) const { return for_sample(bytes, pixels, pixels); }
-  StageCost scaled(double k) const { return {per_sample * k, per_byte * k, per_pixel * k, fresh_pages, page_fault * k}; }
+  StageCost scaled(double k) const {
+    return {per_sample * k, per_byte * k, per_pixel * k, fresh_pages, page_fault * k, work_by_source};
+  }
 };
 
 struct CpuSpec {

@@ -70,7 +70,8 @@ void print_stages(const Profile& p, std::ostream& log) {
       px = 224.0 * 224.0;
     if (name == "collate")
       bytes = 224.0 * 224 * 3 * 4;
-    double typical = name == "host_gemm_fp32" || name == "idx_gzip_parse" ? 0.0 : c.cost_s(bytes, px);
+    // A 500x375 file's sample: also the source image a per-source work scale is read at.
+    double typical = name == "host_gemm_fp32" || name == "idx_gzip_parse" ? 0.0 : c.cost_s(bytes, px, 0.0, 0.0, 500.0 * 375.0);
     fmt::print(log, "  {:<20} {:>9} {:>9} {:>9} {:>9} {:>7.4f} {:>6.3f} {:>9.2f} {:>7} {:>12}\n", name,
                ns(c.per_sample_s), ns(c.per_byte_s), ns(c.per_pixel_s), ns(c.per_file_s), c.r2, c.spread,
                c.all_cores_efficiency, c.in_loader_factor > 0 ? fmt::format("{:.2f}", c.in_loader_factor) : "-",

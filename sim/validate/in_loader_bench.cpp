@@ -171,6 +171,9 @@ void apply_in_loader(std::map<std::string, StageCost>& costs, const InLoaderResu
       it->second.fresh_pages = pages;
       it->second.page_fault_s = r.page_fault_s;
     }
+  for (const auto& [name, scale] : r.work_by_source)
+    if (auto it = costs.find(name); it != costs.end() && !r.direct.count(name))
+      it->second.work_by_source = scale;
   for (auto& [name, c] : costs) {
     if (auto f = r.factor.find(name); f != r.factor.end())
       c.in_loader_factor = f->second;

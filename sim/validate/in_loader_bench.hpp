@@ -55,6 +55,7 @@ struct InLoaderResult {
   double loop_all_cores_efficiency = 0.0;        // the whole loop (0: one core)
   double seconds = 0.0;                          // wall time of the measurement
   std::map<std::string, FreshPages> fresh_pages; // per stage: pages mapped fresh per sample (pytorch client)
+  std::map<std::string, SourceScale> work_by_source; // per scaled stage: its work by source image (pytorch client)
   double page_fault_s = 0.0;                     // their price (0: faults not measured)
   double page_fault_fitted_s = 0.0;              // the loop's own price (pytorch_calibrate.hpp; 0: none)
 };

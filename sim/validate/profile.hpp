@@ -3,7 +3,7 @@
 // The categories (cpu, ram, disk, pcie, accelerator) use the field schema of
 // the hardware presets, so a scenario can say `preset: profiles/host.yaml`.
 // Stage costs are in core-seconds per sample:
-//   cost = per_sample + per_byte * bytes + per_pixel * pixels (+ per_flop * flops)
+//   cost = (per_sample + per_byte * bytes + per_pixel * pixels (+ per_flop * flops)) (x work_by_source(source))
 //          (+ page_fault * fresh_pages(pixels), where the loader's stages map buffers afresh)
 // plus per_file once per file opened (the IDX parse). The measurement details
 // (fit quality, spreads, GEMM efficiency curves) that have no preset field go
@@ -38,12 +38,15 @@ struct StageCost {
   // cpu.stage_costs.<name>.fresh_pages and cpu.page_fault, sim/hardware/cpu.hpp).
   FreshPages fresh_pages;
   double page_fault_s = 0.0;
+  // The work (not the faults) scaled by the sample's source image (cpu.work_by_source, sim/hardware/cpu.hpp).
+  SourceScale work_by_source;
   // batch: the loader's batch size, for the fresh pages measured per batch (0: the first measured batch);
   // source_pixels: the sample's stored image (< 0: the stage's input is the source).
   double cost_s(double bytes, double pixels, double flops = 0.0, double batch = 0.0,
                 double source_pixels = -1.0) const {
     const double source = source_pixels >= 0.0 ? source_pixels : pixels;
-    return per_sample_s + per_byte_s * bytes + per_pixel_s * pixels + per_flop_s * flops +
+    const double work = per_sample_s + per_byte_s * bytes + per_pixel_s * pixels + per_flop_s * flops;
+    return work * (source > 0 ? work_by_source.at(source) : 1.0) +
            (fresh_pages.empty() ? 0.0 : page_fault_s * fresh_pages.at_sample(pixels, source, batch));
   }
 };

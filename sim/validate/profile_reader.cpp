@@ -33,9 +33,11 @@ Profile read_profile(const std::string& path) {
       c.r2 = s.get_number("r2", 0.0, -1e9, 1.0);
       c.reps = static_cast<int>(s.get_integer("reps", 0, 0));
       c.spread = s.get_number("spread", 0.0, 0.0);
-      if (s.has("fresh_pages")) { // the scenario loader's parse and checks (hardware_load.hpp)
-        c.fresh_pages = parse_stage_cost(s, Seconds(p.cpu.page_fault_s)).fresh_pages;
-        c.page_fault_s = p.cpu.page_fault_s;
+      if (s.has("fresh_pages") || s.has("work_by_source")) { // the scenario loader's parse and checks (hardware_load.hpp)
+        const mlsim::StageCost parsed = parse_stage_cost(s, Seconds(p.cpu.page_fault_s));
+        c.fresh_pages = parsed.fresh_pages;
+        c.page_fault_s = c.fresh_pages.empty() ? 0.0 : p.cpu.page_fault_s;
+        c.work_by_source = parsed.work_by_source;
       }
       if (ConfigNode f = fits.defined() ? fits.child(name) : ConfigNode(); f.defined()) {
         c.all_cores_efficiency = f.get_number("all_cores_efficiency", 0.0, 0.0, 100.0);

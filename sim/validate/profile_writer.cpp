@@ -103,6 +103,14 @@ void stage_cost(YAML::Emitter& y, const std::string& name, const StageCost& c) {
     }
     y << YAML::EndMap;
   }
+  if (!c.work_by_source.empty()) {
+    y << YAML::Key << "work_by_source" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    y << YAML::Key << "pixels" << YAML::Value;
+    number_list(y, c.work_by_source.pixels);
+    y << YAML::Key << "scale" << YAML::Value;
+    number_list(y, c.work_by_source.scale);
+    y << YAML::EndMap;
+  }
   y << YAML::Key << "r2" << YAML::Value << round4(c.r2);
   y << YAML::Key << "reps" << YAML::Value << c.reps;
   y << YAML::Key << "spread" << YAML::Value << round4(c.spread);

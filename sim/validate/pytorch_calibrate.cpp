@@ -209,6 +209,24 @@ InLoaderResult fit_in_loop(const nlohmann::json& in_loop, const std::map<std::st
     }
     if (predicted > 0)
       r.factor[name] = measured / predicted;
+    if (sizes.size() < kDirectFitSizes && by_source && measured > 0 && predicted > 0) {
+      // One input size (after the crop): the same ratio per source image, over the overall one (cpu.hpp
+      // SourceScale).
+      std::map<double, std::pair<double, double>> at; // source pixels -> (measured, predicted)
+      for (const auto& pt : points) {
+        auto& [m, p] = at[pt.value("source_pixels", pt.at("pixels").get<double>())];
+        m += pt.at("cost_s").get<double>();
+        p += iso->second.cost_s(pt.at("bytes"), pt.at("pixels"));
+      }
+      SourceScale t;
+      for (const auto& [px, mp] : at)
+        if (mp.first > 0 && mp.second > 0) {
+          t.pixels.push_back(px);
+          t.scale.push_back(mp.first / mp.second / (measured / predicted));
+        }
+      if (t.pixels.size() >= 2)
+        r.work_by_source[name] = t;
+    }
     if (sizes.size() >= kDirectFitSizes) {
       StageCost c = fit_transform({{"name", name}, {"regressor", iso->second.regressor}, {"points", points}});
       c.spread = iso->second.spread;
@@ -404,9 +422,13 @@ void add_pytorch_calibration(Profile& p, const PytorchCalibrateOptions& opt, std
         for (size_t i = 0; i < t.pixels.size(); ++i)
           pages += fmt::format(" {:.0f}@{:.3g}", t.pages[r][i], t.pixels[i]);
       }
-      fmt::print(log, "    {:<32} x{:<5.2f} {}  -> {:>8.3g}us {:>8.3g}ns {:>8.3g}ns {:>7.4f} {:>6}  fresh pages {}\n", name,
+      std::string by_source;
+      for (size_t i = 0; i < c.work_by_source.pixels.size(); ++i)
+        by_source += fmt::format(" x{:.2f}@{:.3g}", c.work_by_source.scale[i], c.work_by_source.pixels[i]);
+      fmt::print(log, "    {:<32} x{:<5.2f} {}  -> {:>8.3g}us {:>8.3g}ns {:>8.3g}ns {:>7.4f} {:>6}  fresh pages {}{}\n", name,
                  factor, in_loop.direct.count(name) ? "fitted " : "scaled ", c.per_sample_s * 1e6, c.per_byte_s * 1e9,
-                 c.per_pixel_s * 1e9, c.r2, c.points, pages.empty() ? "none" : pages + (t.by_source ? " (pages@source image px)" : " (pages@px)"));
+                 c.per_pixel_s * 1e9, c.r2, c.points, pages.empty() ? "none" : pages + (t.by_source ? " (pages@source image px)" : " (pages@px)"),
+                 by_source.empty() ? "" : "; work by source image px:" + by_source);
     }
   }
   // The framework's costs once the page fault's price is known: the workers' faults are priced apart.

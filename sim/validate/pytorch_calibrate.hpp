@@ -14,7 +14,8 @@
 //                            less its CPU time, the batch ready (a 2 x the workers' pace sleep before each
 //                            call) and the cores idle: receive_latency (a busy core adds busy_wake_delay)
 //   worker                   worker_per_batch + worker_per_byte x batch bytes     (the workers' CPU per
-//                            batch: fetch, default_collate into shared memory, pickling)
+//                            batch: fetch, default_collate into shared memory, pickling; one worker in a
+//                            fresh interpreter, clients/pytorch_loader_bench.py loader_points_fresh)
 //   pin                      pin_per_byte x batch bytes (the pin-memory thread; only where CUDA is usable)
 //   shared core              samples per CPU-second of k processes running the chain on one core over
 //                            one process's (k = 2, 3): cpu.shared_core_efficiency, each process
@@ -38,7 +39,10 @@
 // crop) is fitted on those points directly; the others (after the crop, one input size) keep their
 // isolated fit's shape scaled by the worker's total over what the isolated fit gives for the same inputs;
 // every stage gets that ratio as its in_loader_factor. A transform timed again and again on one input
-// finds that input and its code in the caches.
+// finds that input and its code in the caches. Those one-size stages also get the same ratio per source
+// image size over the overall one (StageCost::work_by_source, sim/hardware/cpu.hpp SourceScale): their
+// work grows with the image decoded before them in the sample (a flip ~3-5x from 500x375 to 2048x1536
+// files on the development VM), which one factor would price at the sweep's mean size.
 // The stage costs go into cpu.stage_costs as torch_<transform> (torch_decode, torch_random_resized_crop,
 // ...), the framework costs into framework_costs.pytorch, the fit qualities under calibration.
 // Ignores: the per-sample index fetch in the worker (part of the worker fit), pin memory without CUDA.

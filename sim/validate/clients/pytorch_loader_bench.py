@@ -421,6 +421,25 @@ def loader_cost_points(shapes, batches, n_batches, workers, pin):
     return out
 
 
+def loader_points_fresh(shapes, batches, n_batches):
+    """loader_cost_points with one worker, in a fresh interpreter: a worker's own cost, as the in-loop stage
+    costs are measured (the simulator adds what workers sharing cores cost: cpu.all_cores_efficiency,
+    cpu.shared_core_efficiency). Why: measured with two workers in the calibrating process (which had just
+    timed the transforms on images up to 24 Mpx, and whose allocator state its workers inherit), the workers'
+    CPU beyond their page faults came out 1.2-1.4 ns a batch byte on the 2-core development VM, ~0.8 ms a
+    224x224 fp32 sample; with one worker in fresh processes -0.05..0.06 ns/B in two probes and 0.93 in one
+    calibration (the workers of a real run over 500x375 files: ~0.1 ms a sample beyond the chain and the
+    faults)."""
+    ans = fresh_process("loader_points", {"shapes": [list(s) for s in shapes], "batches": list(batches),
+                                          "n_batches": n_batches})
+    return ans["points"]
+
+
+def op_loader_points(req):
+    return {"ok": True, "points": loader_cost_points([tuple(s) for s in req["shapes"]], req["batches"],
+                                                     req["n_batches"], 1, False)}
+
+
 def measure_startup(worker_counts, reps):
     out = []
     for w in worker_counts:
@@ -449,7 +468,7 @@ def op_calibrate(req):
     in_loop = in_loop_fresh(req)
     res = {"ok": True, "versions": versions(), "in_loop": in_loop, "transforms": measure_transforms(req),
            "page_fault": measure_page_fault(req),
-           "loader": loader_cost_points(shapes, batches, n, 2, False)}
+           "loader": loader_points_fresh(shapes, batches, n)}
     if torch.cuda.is_available():
         res["pin"] = loader_cost_points(shapes, batches, n, 2, True)
     else:
@@ -570,7 +589,7 @@ def main():
             try:
                 torch.set_num_threads(1)
                 ans = {"calibrate": op_calibrate, "run": op_run, "run_here": op_run_here,
-                       "in_loop": measure_in_loop}[op](req)
+                       "in_loop": measure_in_loop, "loader_points": op_loader_points}[op](req)
             except Exception as e:  # an answer, not a dead pipe
                 ans = {"ok": False, "reason": f"{type(e).__name__}: {e}"}
         out.write(json.dumps(ans) + "\n")

@@ -31,10 +31,17 @@ std::vector<double> number_list(const ConfigNode& node, double lo, double hi, si
   }
   return out;
 }
+// `v`, read from `list`, strictly ascending.
+void ascending(const ConfigNode& list, const std::vector<double>& v) {
+  for (size_t i = 1; i < v.size(); ++i)
+    if (!(v[i] > v[i - 1]))
+      list.fail("ascending numbers", list.quoted());
+}
 } // namespace
 
 StageCost parse_stage_cost(const ConfigNode& node, Seconds page_fault) {
-  node.allow_only({"per_sample", "per_byte", "per_pixel", "fresh_pages", "r2", "reps", "spread", "source"});
+  node.allow_only({"per_sample", "per_byte", "per_pixel", "fresh_pages", "work_by_source", "r2", "reps", "spread",
+                   "source"});
   StageCost c;
   c.per_sample = cost_term(node, "per_sample", 3600.0, "1 h per sample");
   c.per_byte = cost_term(node, "per_byte", 1.0, "1 s per byte");
@@ -45,11 +52,6 @@ StageCost parse_stage_cost(const ConfigNode& node, Seconds page_fault) {
     if (!(page_fault.value() > 0.0))
       f.fail("no fresh_pages here: they are priced by the cpu's page_fault (a calibration profile's cpu)", f.quoted());
     FreshPages& t = c.fresh_pages;
-    auto ascending = [](const ConfigNode& list, const std::vector<double>& v) {
-      for (size_t i = 1; i < v.size(); ++i)
-        if (!(v[i] > v[i - 1]))
-          list.fail("ascending numbers", list.quoted());
-    };
     t.pixels = number_list(f.required("pixels"), 0.0, 1e12, 256, "a list of pixel counts, each 0 to 1e12");
     ascending(f.child("pixels"), t.pixels);
     const char* row = "a list of page counts (each 0 to 1e9), one per pixel count";
@@ -86,6 +88,16 @@ StageCost parse_stage_cost(const ConfigNode& node, Seconds page_fault) {
       f.child("pixels_of").fail("input or source", f.child("pixels_of").quoted());
     t.by_source = of == "source";
     c.page_fault = page_fault;
+  }
+  if (ConfigNode w = node.child("work_by_source"); w.defined()) { // {pixels: [...], scale: [...]} (cpu.hpp)
+    w.allow_only({"pixels", "scale"});
+    SourceScale& t = c.work_by_source;
+    t.pixels = number_list(w.required("pixels"), 0.0, 1e12, 256, "a list of source image pixel counts, each 0 to 1e12");
+    ascending(w.child("pixels"), t.pixels);
+    const char* scales = "a list of work scales (each above 0, at most 1000), one per pixel count";
+    t.scale = number_list(w.required("scale"), std::nextafter(0.0, 1.0), 1e3, 256, scales);
+    if (t.scale.size() != t.pixels.size())
+      w.child("scale").fail(scales, w.child("scale").quoted());
   }
   return c;
 }
