@@ -104,10 +104,10 @@ struct FreshPages {
 // its own input does not change. In one worker at batch 16 on the 2-core development VM (two processes):
 // RandomHorizontalFlip 80-113 us a sample after 500x375 files, 146-184 after 1024x768, 258-307 after
 // 1600x1200, 331-481 after 2048x1536 (~31 us timed alone); ToTensor 288-292 / 353-587 / 710-729 / 598-750;
-// Normalize 206-340 with no trend. A single in-loop factor over the sweep's sizes (flip: 6.05) priced
-// every file at the sweep's mean and overpriced small ones. The cause is not measured apart (candidates:
-// the decoded frame's dirty cache lines written back as the later stages' writes evict them; TLB and
-// allocator state after a frame of megabytes).
+// Normalize 206-340 (but x0.71-1.36 of its mean over one calibration's sweep). A single in-loop factor over
+// the sweep's sizes (flip: 6.05) priced every file at the sweep's mean and overpriced small ones. The cause
+// is not measured apart (candidates: the decoded frame's dirty cache lines written back as the later
+// stages' writes evict them; TLB and allocator state after a frame of megabytes).
 struct SourceScale {
   std::vector<double> pixels; // ascending: source images' pixels
   std::vector<double> scale;  // the work there over the fitted work (> 0)
@@ -118,8 +118,9 @@ struct SourceScale {
 // A calibrated per-sample cost (core-seconds):
 //   (per_sample + per_byte * bytes + per_pixel * pixels) * work_by_source(source pixels)
 //     + page_fault * fresh_pages(pixels or source pixels)
-// work_by_source: 1 without a table. page_fault: the host's time for one minor page fault (CpuSpec::page_fault); 0 without a table. The
-// scenario loader reduces fresh_pages to its pipeline's batch size (FreshPages::for_batch).
+// work_by_source: 1 without a table. page_fault: the host's time for one minor page fault
+// (CpuSpec::page_fault); 0 without a table. The scenario loader reduces fresh_pages to its pipeline's batch
+// size (FreshPages::for_batch).
 struct StageCost {
   Seconds per_sample{0.0};
   Seconds per_byte{0.0};
