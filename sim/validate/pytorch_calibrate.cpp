@@ -202,22 +202,21 @@ InLoaderResult fit_in_loop(const nlohmann::json& in_loop, const std::map<std::st
     // costs nothing on some samples and everything on the others, and its isolated fit is their mean.
     double measured = 0.0, predicted = 0.0;
     std::set<double> sizes;
+    std::map<double, std::pair<double, double>> at; // source pixels -> (measured, predicted)
     for (const auto& pt : points) {
-      measured += pt.at("cost_s").get<double>();
-      predicted += iso->second.cost_s(pt.at("bytes"), pt.at("pixels"));
+      const double m = pt.at("cost_s").get<double>(), p = iso->second.cost_s(pt.at("bytes"), pt.at("pixels"));
+      measured += m;
+      predicted += p;
       sizes.insert(pt.at("pixels").get<double>());
+      auto& [m_at, p_at] = at[pt.value("source_pixels", pt.at("pixels").get<double>())];
+      m_at += m;
+      p_at += p;
     }
     if (predicted > 0)
       r.factor[name] = measured / predicted;
     if (sizes.size() < kDirectFitSizes && by_source && measured > 0 && predicted > 0) {
       // One input size (after the crop): the same ratio per source image, over the overall one (cpu.hpp
       // SourceScale).
-      std::map<double, std::pair<double, double>> at; // source pixels -> (measured, predicted)
-      for (const auto& pt : points) {
-        auto& [m, p] = at[pt.value("source_pixels", pt.at("pixels").get<double>())];
-        m += pt.at("cost_s").get<double>();
-        p += iso->second.cost_s(pt.at("bytes"), pt.at("pixels"));
-      }
       SourceScale t;
       for (const auto& [px, mp] : at)
         if (mp.first > 0 && mp.second > 0) {
